@@ -1,0 +1,1 @@
+"""Graphs in the upstream memory shape, written as Memgraph `export_util.json` elements."""

