@@ -1,0 +1,300 @@
+"""`RecallClient`: one API over a Memgraph server (Bolt, via gqlalchemy) or the embedded runtime.
+
+The client only calls the `recall.*` procedures, always with query parameters and fixed query text,
+so nothing a caller passes can change the Cypher that runs. Both backends return the same typed
+results (`Recalled`, `LaneHit`, `EmbedProgress`) and raise the same `RecallError` subclasses.
+"""
+
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import unquote, urlsplit
+
+from memgraph_recall.errors import (
+    RecallConnectionError,
+    RecallNotLoaded,
+    RecallProcedureError,
+    from_server_message,
+)
+from memgraph_recall.results import EmbedProgress, LaneHit, Recalled, json_ready
+
+# Fixed query text per procedure: arguments only ever travel as parameters.
+BOLT_QUERIES = {
+    "recall.render": "CALL recall.render($user, $q, $today, $config)",
+    "recall.lanes": "CALL recall.lanes($user, $q, $config)",
+    "recall.embed": "CALL recall.embed($config)",
+    "recall.status": "CALL recall.status($config)",
+    "recall.invalidate": "CALL recall.invalidate($user)",
+}
+# The node form lets Memgraph find the User through the `:User(user_id)` index; no row means no user.
+BOLT_RENDER_BY_NODE = ("MATCH (u:User {user_id: $user}) CALL recall.render(u, $q, $today, $config) "
+                       "YIELD text, recalled RETURN text, recalled")
+USER_INDEX = "CREATE INDEX ON :User(user_id)"
+RECALL_PROCEDURES = ("CALL mg.procedures() YIELD name WHERE name STARTS WITH 'recall.' "
+                     "RETURN name ORDER BY name")
+_ARG_ORDER = {
+    "recall.render": ("user", "q", "today", "config"),
+    "recall.lanes": ("user", "q", "config"),
+    "recall.embed": ("config",),
+    "recall.status": ("config",),
+    "recall.invalidate": ("user",),
+}
+_CONNECTION_WORDS = re.compile(r"connect|handshake|connection|socket|broken pipe|timed? ?out", re.IGNORECASE)
+
+Today = date | str | None
+
+
+class Backend(Protocol):
+    """Where procedures run: `call` takes named arguments in the procedure's order."""
+
+    description: str
+
+    def call(self, procedure: str, arguments: Mapping[str, Any]) -> list[dict]: ...
+
+    def procedures(self) -> list[str]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class BoltAddress:
+    host: str = "localhost"
+    port: int = 7687
+    username: str = ""
+    password: str = ""
+    encrypted: bool = False
+
+    @classmethod
+    def parse(cls, url: str) -> "BoltAddress":
+        """Read `bolt://[user[:password]@]host[:port]`; `bolt+s://` turns on TLS."""
+        parts = urlsplit(url if "://" in url else f"bolt://{url}")
+        if parts.scheme not in ("bolt", "bolt+s", "bolt+ssc", "memgraph"):
+            raise ValueError(f"--bolt: expected a URL like bolt://host:7687, got {url!r}")
+        try:
+            port = parts.port or 7687
+        except ValueError as exc:
+            raise ValueError(f"--bolt: the port in {url!r} is not a number") from exc
+        return cls(host=parts.hostname or "localhost", port=port, username=unquote(parts.username or ""),
+                   password=unquote(parts.password or ""), encrypted=parts.scheme.startswith("bolt+s"))
+
+
+class BoltBackend:
+    """A Memgraph server reached through gqlalchemy (imported only when a server is used)."""
+
+    def __init__(self, address: BoltAddress, node_form: bool = False) -> None:
+        from gqlalchemy import Memgraph
+
+        self.address = address
+        self.node_form = node_form
+        self.description = f"Memgraph at {address.host}:{address.port}"
+        self._db = Memgraph(host=address.host, port=address.port, username=address.username,
+                            password=address.password, encrypted=address.encrypted)
+
+    def call(self, procedure: str, arguments: Mapping[str, Any]) -> list[dict]:
+        by_node = procedure == "recall.render" and self.node_form
+        query = BOLT_RENDER_BY_NODE if by_node else BOLT_QUERIES[procedure]
+        return self._fetch(procedure, query, dict(arguments))
+
+    def procedures(self) -> list[str]:
+        return [row["name"] for row in self._fetch("mg.procedures", RECALL_PROCEDURES, {})]
+
+    def execute(self, what: str, query: str) -> None:
+        """Run fixed DDL (e.g. the User index); never used with caller-supplied text."""
+        self._fetch(what, query, {})
+
+    def _fetch(self, procedure: str, query: str, parameters: dict) -> list[dict]:
+        import mgclient
+        from gqlalchemy.exceptions import GQLAlchemyError, GQLAlchemySubclassNotFoundWarning
+
+        try:
+            with warnings.catch_warnings():
+                # gqlalchemy warns for every node whose labels have no Python class: noise here.
+                warnings.simplefilter("ignore", GQLAlchemySubclassNotFoundWarning)
+                return list(self._db.execute_and_fetch(query, parameters))
+        except (mgclient.Error, GQLAlchemyError) as exc:
+            message = str(exc.__cause__ or exc) if isinstance(exc, GQLAlchemyError) else str(exc)
+            if not message or (_CONNECTION_WORDS.search(message) and "procedure" not in message):
+                where = f"{self.address.host}:{self.address.port}"
+                raise RecallConnectionError(
+                    f"cannot reach Memgraph at {where} ({message or type(exc).__name__}): is the server "
+                    "running? (`docker compose up -d` starts the memgraph-recall image)"
+                ) from exc
+            raise from_server_message(procedure, message) from exc
+
+    def close(self) -> None:
+        connection = getattr(self._db, "_cached_connection", None)
+        if connection is not None and getattr(connection, "_connection", None) is not None:
+            connection._connection.close()
+
+
+class EmbeddedBackend:
+    """The in-process runtime loading the packaged `query_modules/`, like Memgraph would."""
+
+    def __init__(self, graph: "str | Path | Sequence[dict] | None" = None,
+                 modules_dir: str | Path | None = None) -> None:
+        from memgraph_recall.locate import query_modules_dir, use_packaged_model_by_default
+
+        use_packaged_model_by_default()
+        from memgraph_recall.embedded import Runtime
+
+        self.runtime = Runtime(Path(modules_dir) if modules_dir is not None else query_modules_dir())
+        error = self.runtime.load_errors.get("recall")
+        if error:
+            last = error.strip().splitlines()[-1] if error.strip() else "unknown error"
+            raise RecallNotLoaded(f"the recall module failed to import in the embedded runtime: {last}")
+        self.description = "embedded runtime"
+        if isinstance(graph, (str, Path)):
+            self.runtime.load_graph(graph)
+            self.description = f"embedded runtime over {graph}"
+        elif graph is not None:
+            self.runtime.load_elements(list(graph))
+
+    def call(self, procedure: str, arguments: Mapping[str, Any]) -> list[dict]:
+        from memgraph_recall.embedded import QueryError
+
+        try:
+            return self.runtime.call(procedure, *(arguments[name] for name in _ARG_ORDER[procedure]))
+        except QueryError as exc:
+            raise from_server_message(procedure, str(exc)) from exc
+
+    def procedures(self) -> list[str]:
+        names = (row["name"] if isinstance(row, dict) else str(row) for row in self.runtime.procedures())
+        return sorted(name for name in names if name.startswith("recall."))
+
+    def close(self) -> None:
+        """Nothing to release: the runtime lives as long as the client object."""
+
+
+class RecallClient:
+    """Recall over Memgraph or the embedded runtime: `render`, `lanes`, `embed`, `status`, `invalidate`."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    # -- constructors ---------------------------------------------------------------------------
+    @classmethod
+    def connect(cls, host: str = "localhost", port: int = 7687, username: str = "", password: str = "",
+                encrypted: bool = False, node_form: bool = False) -> "RecallClient":
+        """A client of a Memgraph server running the memgraph-recall image.
+
+        With `node_form=True`, `render` looks the user up with `MATCH (u:User {user_id: $user})` (fast
+        with `memgraph-recall setup`'s index); an unknown user is then an empty memory.
+        """
+        return cls(BoltBackend(BoltAddress(host, port, username, password, encrypted), node_form=node_form))
+
+    @classmethod
+    def from_url(cls, url: str, node_form: bool = False) -> "RecallClient":
+        return cls(BoltBackend(BoltAddress.parse(url), node_form=node_form))
+
+    @classmethod
+    def embedded(cls, graph: "str | Path | Sequence[dict] | None" = None,
+                 modules_dir: str | Path | None = None) -> "RecallClient":
+        """A client with no server: the embedded runtime over an `export_util.json` file or elements.
+
+        The packaged all-MiniLM-L6-v2 becomes the default model unless `RECALL_MODELS` or
+        `RECALL_DEFAULT_MODEL` are already set.
+        """
+        return cls(EmbeddedBackend(graph, modules_dir))
+
+    # -- procedures -----------------------------------------------------------------------------
+    def render(self, user: str, question: str, today: Today = None, config: Mapping | None = None,
+               **options: Any) -> Recalled:
+        """`recall.render`: the rows an LLM answers from, as text and as typed rows."""
+        rows = self._call("recall.render", user=_user(user), q=question, today=today,
+                          config=_config(config, options))
+        if not rows:  # only the node form returns no row: the user does not exist
+            return Recalled.from_row({"text": "", "recalled": {"question": question}})
+        return Recalled.from_row(rows[0])
+
+    def lanes(self, user: str, question: str, config: Mapping | None = None, **options: Any) -> list[LaneHit]:
+        """`recall.lanes`: every lane's hits, ranked, before merging."""
+        rows = self._call("recall.lanes", user=_user(user), q=question, config=_config(config, options))
+        return [LaneHit.from_row(row) for row in rows]
+
+    def embed_once(self, user: str | None = None, config: Mapping | None = None,
+                   **options: Any) -> EmbedProgress:
+        """One `recall.embed` call: embeds up to `limit` units and says how many remain."""
+        config = _config(config, options)
+        if user is not None:
+            config["user"] = _user(user)
+        return EmbedProgress.from_row(self._call("recall.embed", config=config)[0])
+
+    def embed(self, user: str | None = None, config: Mapping | None = None, progress: bool = False,
+              **options: Any) -> EmbedProgress:
+        """Call `recall.embed` until nothing remains; totals over all calls, optional progress bar."""
+        done = self.embed_once(user, config, **options)
+        bar = _progress_bar(done.embedded + done.remaining, done.embedded, done.model) if progress else None
+        try:
+            while done.remaining > 0:
+                step = self.embed_once(user, config, **options)
+                if step.embedded == 0:
+                    raise RecallProcedureError(
+                        f"recall.embed made no progress with {step.remaining} units remaining: "
+                        "check `memgraph-recall status` for malformed data or a model that cannot load")
+                done = done + step
+                if bar is not None:
+                    bar.update(step.embedded)
+        finally:
+            if bar is not None:
+                bar.close()
+        return done
+
+    def status(self, user: str | None = None, config: Mapping | None = None, **options: Any) -> list[dict]:
+        """`recall.status`, the doctor: module version, models, vector counts, cache entries."""
+        config = _config(config, options)
+        if user is not None:
+            config["user"] = _user(user)
+        return [json_ready(row) for row in self._call("recall.status", config=config)]
+
+    def invalidate(self, user: str | None = None) -> int:
+        """`recall.invalidate`: drop cached data for one user, or for all; returns how many entries."""
+        rows = self._call("recall.invalidate", user=None if user is None else _user(user))
+        return int(rows[0]["dropped"]) if rows else 0
+
+    def procedures(self) -> list[str]:
+        """The `recall.*` procedures the backend has, like `CALL mg.procedures()`."""
+        return self.backend.procedures()
+
+    def setup(self) -> str:
+        """Create the `:User(user_id)` index the node form needs; nothing to do in embedded mode."""
+        if isinstance(self.backend, BoltBackend):
+            self.backend.execute("setup", USER_INDEX)
+            return f"{USER_INDEX} on {self.backend.description}"
+        return "embedded runtime: no index needed"
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def __enter__(self) -> "RecallClient":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _call(self, procedure: str, **arguments: Any) -> list[dict]:
+        return self.backend.call(procedure, arguments)
+
+
+def _user(user: Any) -> str:
+    if not isinstance(user, str) or not user.strip():
+        raise ValueError(f"user: expected a non-empty user_id string, got {user!r}")
+    return user
+
+
+def _config(config: Mapping | None, options: Mapping[str, Any]) -> dict:
+    """Merge a config map and keyword options (options win) into the procedures' `config` map."""
+    if config is not None and not isinstance(config, Mapping):
+        raise ValueError(f"config: expected a mapping of recall config keys, got {type(config).__name__}")
+    merged = {**(config or {}), **options}
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in merged.items()}
+
+
+def _progress_bar(total: int, initial: int, model: str) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc=f"embedding with {model}", unit="unit")
+
