@@ -23,7 +23,13 @@ class Ref:
 
 
 def encode_value(value: Any) -> Any:
-    """Encode a property value the way `export_util.json` writes it (temporal prefixes, NaN kept)."""
+    """Encode a property value the way `export_util.json` writes it (temporal prefixes, NaN kept).
+
+    numpy arrays and scalars become plain lists and numbers in one C-level `tolist()`, so large
+    synthetic graphs do not pay a Python call per vector component.
+    """
+    if hasattr(value, "tolist"):
+        return value.tolist()
     if isinstance(value, datetime):
         return f"localDateTime({value.isoformat()})"
     if isinstance(value, date):
@@ -35,6 +41,20 @@ def encode_value(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: encode_value(v) for k, v in value.items()}
     return value
+
+
+def _vector(values: Sequence[float] | None) -> Any:
+    """A vector property: numpy arrays are kept for `encode_value`, other sequences become lists."""
+    if values is None or hasattr(values, "tolist"):
+        return values
+    return list(values)
+
+
+def _vectors(rows: Sequence[Sequence[float]] | None) -> Any:
+    """Per-passage vectors: a 2-D numpy array is kept for `encode_value`, else a list of lists."""
+    if rows is None or hasattr(rows, "tolist"):
+        return rows
+    return [list(v) for v in rows]
 
 
 def chunk_hash(text: str) -> str:
@@ -92,8 +112,7 @@ class MemoryGraph:
         """An Action under a Session or an Agent (parent), optionally with stored vectors."""
         ref = self.node(["Action"], action_id=action_id, action_type=action_type, timestamp=timestamp,
                         text=text, speaker=speaker,
-                        passage_embeddings=[list(v) for v in passage_embeddings] if passage_embeddings
-                        is not None else None,
+                        passage_embeddings=_vectors(passage_embeddings),
                         embedding_model=embedding_model, **extra)
         self.relationship(parent, "HAS_ACTION", ref)
         return Ref(ref.id, action_id)
@@ -109,8 +128,8 @@ class MemoryGraph:
 
     def entity(self, text: str, label: str = "Entity", embedding: Sequence[float] | None = None,
                embedding_model: str | None = None, **extra: Any) -> Ref:
-        return self.node([label], text=text, embedding=list(embedding) if embedding is not None else None,
-                         embedding_model=embedding_model, **extra)
+        return self.node([label], text=text, embedding=_vector(embedding), embedding_model=embedding_model,
+                         **extra)
 
     def mention(self, entity: Ref, chunk: Ref, action_id: str) -> None:
         """Entity MENTIONED_IN chunk, adding `action_id` to the edge's `sources` (one edge per pair)."""
@@ -127,7 +146,7 @@ class MemoryGraph:
              embedding_model: str | None = None) -> int:
         return self.relationship(head, rel_type, tail, source_id=source_id, text=text, valid_at=valid_at,
                                  role=role, confidence=confidence,
-                                 embedding=list(embedding) if embedding is not None else None,
+                                 embedding=_vector(embedding),
                                  embedding_model=embedding_model)
 
     def memory(self, user: Ref, memory_id: str, path: str, content: str,
@@ -135,8 +154,7 @@ class MemoryGraph:
                passage_embeddings: Sequence[Sequence[float]] | None = None,
                embedding_model: str | None = None) -> Ref:
         ref = self.node(["Memory"], memory_id=memory_id, path=path, content=content, updated_at=updated_at,
-                        passage_embeddings=[list(v) for v in passage_embeddings] if passage_embeddings
-                        is not None else None,
+                        passage_embeddings=_vectors(passage_embeddings),
                         embedding_model=embedding_model)
         self.relationship(user, "HAS_MEMORY", ref)
         return ref
