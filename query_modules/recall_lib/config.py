@@ -1,0 +1,219 @@
+"""The ``config`` map every recall procedure takes: one table, validated once, into a frozen ``RecallConfig``.
+
+A key outside the table is an error naming it (a typo must not silently
+change nothing); a key of the table that the calling procedure does not use is
+accepted and ignored (neither checked nor applied), so one map can be shared
+between calls. A key given as ``null`` keeps its default. Lists arrive from
+Memgraph as tuples; lists and tuples are both accepted.
+"""
+
+import difflib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from .timeparse import parse_bound_arg
+
+#: Every lane, in the order they are run and rendered.
+LANES = ("memories", "turns", "text", "entities", "facts", "user_facts")
+
+#: The procedures that take a config, by their name inside the ``recall`` module.
+PROCEDURES = ("render", "lanes", "embed", "status")
+
+#: Most texts ``recall.embed`` sends to the model at once.
+MAX_BATCH_SIZE = 64
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """One call's settings; field defaults are the table's defaults.
+
+    ``embedding_model`` and ``query_instruction`` stay ``None`` when not given:
+    the model registry resolves the server's default model and that model's
+    instruction. ``since``/``until`` are aware UTC datetimes, both inclusive
+    (a date covers its whole day).
+    """
+
+    lanes: tuple[str, ...] = LANES
+    memories_k: int = 5
+    turns_k: int = 8
+    text_k: int = 8
+    entities_k: int = 15
+    edges_per_entity: int = 6
+    facts_k: int = 15
+    fact_turns_k: int = 8
+    user_fact_types: int = 2
+    user_facts_k: int = 30
+    turn_chars: int = 1500
+    embedding_model: str | None = None
+    query_instruction: str | None = None
+    query_vector: tuple[float, ...] | None = None
+    explain: bool = False
+    max_chars: int | None = None
+    min_score: float | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    exclude_sessions: frozenset[str] = frozenset()
+    user: str | None = None
+    limit: int = 2000
+    batch_size: int = 32
+
+    def in_window(self, moment: datetime) -> bool:
+        """Whether the aware datetime ``moment`` lies inside ``since``..``until`` (open ends when unset)."""
+        return (self.since is None or moment >= self.since) and (self.until is None or moment <= self.until)
+
+
+def parse_config(config: Mapping, procedure: str) -> RecallConfig:
+    """``config`` validated for ``procedure`` (``render``, ``lanes``, ``embed`` or ``status``)."""
+    if procedure not in PROCEDURES:
+        raise ValueError(f"procedure must be one of {', '.join(PROCEDURES)}, got {procedure!r}")
+    if not isinstance(config, Mapping):
+        raise ValueError(f"config must be a map, got {config!r}")
+    values: dict[str, object] = {}
+    for key, value in config.items():
+        if key not in _KEYS:
+            raise ValueError(_unknown_key_message(key))
+        check, used_by = _KEYS[key]
+        if procedure in used_by and value is not None:
+            values[key] = check(key, value)
+    parsed = replace(RecallConfig(), **values)
+    if parsed.since is not None and parsed.until is not None and parsed.since > parsed.until:
+        raise ValueError(
+            "config['since'] must not be after config['until'], "
+            f"got {config['since']!r} and {config['until']!r}"
+        )
+    return parsed
+
+
+def _unknown_key_message(key: object) -> str:
+    """The error for a key outside the table: the key, a likely intended one, and every valid key."""
+    if not isinstance(key, str):
+        return f"config keys must be strings, got {key!r}; valid keys: {', '.join(_KEYS)}"
+    close = difflib.get_close_matches(key, list(_KEYS), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown config key {key!r}{hint}; valid keys: {', '.join(_KEYS)}"
+
+
+def _fail(key: str, expected: str, value: object) -> ValueError:
+    return ValueError(f"config[{key!r}] must be {expected}, got {value!r}")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _count(key: str, value: object) -> int:
+    if not _is_int(value) or value < 0:
+        raise _fail(key, "an integer >= 0", value)
+    return value
+
+
+def _positive(key: str, value: object) -> int:
+    if not _is_int(value) or value < 1:
+        raise _fail(key, "an integer >= 1", value)
+    return value
+
+
+def _batch_size(key: str, value: object) -> int:
+    if not _is_int(value) or not 1 <= value <= MAX_BATCH_SIZE:
+        raise _fail(key, f"an integer from 1 to {MAX_BATCH_SIZE}", value)
+    return value
+
+
+def _name(key: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(key, "a non-empty string", value)
+    return value
+
+
+def _string(key: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise _fail(key, "a string", value)
+    return value
+
+
+def _boolean(key: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(key, "a boolean", value)
+    return value
+
+
+def _number(key: str, value: object) -> float:
+    if not _is_number(value) or not math.isfinite(value):
+        raise _fail(key, "a finite number", value)
+    return float(value)
+
+
+def _lanes(key: str, value: object) -> tuple[str, ...]:
+    expected = f"a non-empty list of lane names ({', '.join(LANES)})"
+    if not isinstance(value, (list, tuple)) or not value:
+        raise _fail(key, expected, value)
+    unknown = [lane for lane in value if lane not in LANES]
+    if unknown:
+        raise ValueError(f"config[{key!r}] must be {expected}; unknown: {', '.join(map(repr, unknown))}")
+    return tuple(dict.fromkeys(value))
+
+
+def _vector(key: str, value: object) -> tuple[float, ...]:
+    expected = "a non-empty list of finite numbers"
+    if not isinstance(value, (list, tuple)) or not value:
+        raise _fail(key, expected, value)
+    for position, item in enumerate(value):
+        if not _is_number(item) or not math.isfinite(item):
+            raise ValueError(f"config[{key!r}] must be {expected}, got {item!r} at position {position}")
+    return tuple(float(item) for item in value)
+
+
+def _session_ids(key: str, value: object) -> frozenset[str]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
+        raise _fail(key, "a list of session id strings", value)
+    return frozenset(value)
+
+
+def _since(key: str, value: object) -> datetime | None:
+    return parse_bound_arg(value, f"config[{key!r}]", upper=False)
+
+
+def _until(key: str, value: object) -> datetime | None:
+    return parse_bound_arg(value, f"config[{key!r}]", upper=True)
+
+
+_QUERYING = ("render", "lanes")
+_ALL = PROCEDURES
+
+#: The table: key -> (validator returning the parsed value, procedures that use the key), in table order.
+_KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
+    "lanes": (_lanes, _QUERYING),
+    **{
+        key: (_count, _QUERYING)
+        for key in (
+            "memories_k",
+            "turns_k",
+            "text_k",
+            "entities_k",
+            "edges_per_entity",
+            "facts_k",
+            "fact_turns_k",
+            "user_fact_types",
+            "user_facts_k",
+            "turn_chars",
+        )
+    },
+    "embedding_model": (_name, _ALL),
+    "query_instruction": (_string, _QUERYING),
+    "query_vector": (_vector, _QUERYING),
+    "explain": (_boolean, ("render",)),
+    "max_chars": (_positive, ("render",)),
+    "min_score": (_number, _QUERYING),
+    "since": (_since, _QUERYING),
+    "until": (_until, _QUERYING),
+    "exclude_sessions": (_session_ids, _QUERYING),
+    "user": (_name, ("embed", "status")),
+    "limit": (_positive, ("embed",)),
+    "batch_size": (_batch_size, ("embed",)),
+}
