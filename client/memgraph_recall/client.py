@@ -102,9 +102,9 @@ class BoltBackend:
     def procedures(self) -> list[str]:
         return [row["name"] for row in self._fetch("mg.procedures", RECALL_PROCEDURES, {})]
 
-    def execute(self, what: str, query: str) -> None:
-        """Run fixed DDL (e.g. the User index); never used with caller-supplied text."""
-        self._fetch(what, query, {})
+    def run(self, what: str, query: str, parameters: dict | None = None) -> list[dict]:
+        """Run one of this package's fixed queries (index DDL, export, load); `what` names it in errors."""
+        return self._fetch(what, query, parameters or {})
 
     def _fetch(self, procedure: str, query: str, parameters: dict) -> list[dict]:
         import mgclient
@@ -262,9 +262,17 @@ class RecallClient:
     def setup(self) -> str:
         """Create the `:User(user_id)` index the node form needs; nothing to do in embedded mode."""
         if isinstance(self.backend, BoltBackend):
-            self.backend.execute("setup", USER_INDEX)
+            self.backend.run("setup", USER_INDEX)
             return f"{USER_INDEX} on {self.backend.description}"
         return "embedded runtime: no index needed"
+
+    def save_graph(self, path: str | Path) -> Path:
+        """Embedded only: write the runtime's graph (with any new vectors) as `export_util.json`."""
+        if not isinstance(self.backend, EmbeddedBackend):
+            raise ValueError("save_graph: only the embedded runtime writes graph files; "
+                             "use `memgraph-recall export` for a server")
+        self.backend.runtime.save_graph(Path(path))
+        return Path(path)
 
     def close(self) -> None:
         self.backend.close()

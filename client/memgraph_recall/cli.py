@@ -1,0 +1,274 @@
+"""`memgraph-recall`: the demo, asking recall a question, embedding, the doctor, and graph files.
+
+argparse rather than typer/click: it is in the standard library, so the Bolt-only base install stays
+one dependency (gqlalchemy) plus tqdm, and `main(argv)` is trivially callable from tests.
+"""
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from memgraph_recall import __version__
+from memgraph_recall.client import RecallClient
+from memgraph_recall.errors import RecallError
+from memgraph_recall.settings import default_config_path, load_recall_table, parse_assignment
+
+DEFAULT_BOLT = "bolt://localhost:7687"
+LANES = ("memories", "turns", "text", "entities", "facts", "user_facts")
+
+DESCRIPTION = """\
+Per-user recall over agent memory in Memgraph: "what does this user's own past say about this
+question?" Recall runs inside the database as the recall.* procedures; this tool calls them on a
+server (--bolt) or, with no server at all, in the embedded runtime over a graph file (--graph).
+
+Start with `memgraph-recall demo`: it needs no server and no network."""
+
+EPILOG = """\
+examples:
+  memgraph-recall demo
+  memgraph-recall ask --user maya "When is my trip to Lisbon?" --bolt bolt://localhost:7687
+  memgraph-recall embed --bolt bolt://localhost:7687            # catch up on new messages
+  memgraph-recall export memory.json --bolt bolt://localhost:7687
+  memgraph-recall ask --user maya "Where am I going?" --graph memory.json --json
+config file: TOML with a [recall] table of config keys (turns_k = 4, lanes = ["turns", "facts"],
+embedding_model = "..."), from --config, $MEMGRAPH_RECALL_CONFIG or
+~/.config/memgraph-recall/config.toml; flags override it."""
+
+
+# -- argument parsing ----------------------------------------------------------------------------
+def iso_date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected an ISO date YYYY-MM-DD, got {text!r}") from exc
+
+
+def lane_list(text: str) -> list[str]:
+    lanes = [lane.strip() for lane in text.split(",") if lane.strip()]
+    unknown = [lane for lane in lanes if lane not in LANES]
+    if unknown or not lanes:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated subset of {','.join(LANES)}, "
+                                         f"got {text!r}")
+    return lanes
+
+
+def positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", type=Path, metavar="FILE",
+                        help="TOML file with a [recall] table of config keys (flags override it)")
+    common.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
+                        help="set one recall config key, e.g. --set turns_k=4 (repeatable)")
+
+    target = argparse.ArgumentParser(add_help=False)
+    where = target.add_mutually_exclusive_group()
+    where.add_argument("--bolt", metavar="URL",
+                       help="Memgraph with the recall module, bolt://[user:pass@]host:port "
+                       f"(default {DEFAULT_BOLT})")
+    where.add_argument("--graph", type=Path, metavar="FILE",
+                       help="no server: run recall in the embedded runtime over an export_util.json file")
+
+    parser = argparse.ArgumentParser(prog="memgraph-recall", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    demo = commands.add_parser("demo", parents=[common], help="offline demo on the bundled sample memory",
+                               description="Load a memory graph into the embedded runtime, embed it with the "
+                               "packaged all-MiniLM-L6-v2 and print real recall.render output for a few "
+                               "questions, asking some as two different users to show per-user scoping.")
+    demo.add_argument("--locomo", type=Path, metavar="PATH",
+                      help="use a LoCoMo conversation file (e.g. conv-26.json) instead of the bundled sample")
+    demo.add_argument("--questions", type=positive_int, default=4, metavar="N",
+                      help="with --locomo: how many of its questions to ask (default 4)")
+
+    ask = commands.add_parser("ask", parents=[common, target], help="recall for one user and question",
+                              description="Print what recall.render gives an LLM for USER and QUESTION.")
+    ask.add_argument("question", help="the question, in the user's words")
+    ask.add_argument("--user", required=True, help="the user_id whose memory to search (only theirs)")
+    ask.add_argument("--today", type=iso_date, metavar="YYYY-MM-DD", help="today's date, for relative dates")
+    ask.add_argument("--lanes", type=lane_list, metavar="LANE,...",
+                     help=f"lanes to run, from {','.join(LANES)}")
+    ask.add_argument("--explain", action="store_true", help="show which lanes found each row, rank and score")
+    ask.add_argument("--max-chars", type=positive_int, metavar="N", help="total character budget")
+    ask.add_argument("--hits", action="store_true",
+                     help="print recall.lanes hits instead of the rendered text")
+    ask.add_argument("--json", action="store_true", help="print JSON: text plus the recalled rows")
+
+    embed = commands.add_parser("embed", parents=[common, target], help="embed messages that have no vector",
+                                description="Call recall.embed until nothing remains (with a progress bar). "
+                                "With --graph the file is updated in place unless --output is given.")
+    embed.add_argument("--user", help="only this user's data")
+    embed.add_argument("--limit", type=positive_int, metavar="N", help="units per call (default 2000)")
+    embed.add_argument("--output", type=Path, metavar="FILE", help="with --graph: write the result here")
+
+    status = commands.add_parser("status", parents=[common, target],
+                                 help="the doctor: module, models, vectors",
+                                 description="List the recall.* procedures present and recall.status: module "
+                                 "version, configured models and whether they load, vector counts per model.")
+    status.add_argument("--user", help="counts for this user only")
+
+    commands.add_parser("setup", parents=[target], help="create the :User(user_id) index (server only)",
+                        description="Run CREATE INDEX ON :User(user_id), which the node form "
+                        "MATCH (u:User {user_id: $u}) CALL recall.render(u, ...) needs to be fast.")
+
+    invalidate = commands.add_parser("invalidate", parents=[target], help="drop recall's cached data",
+                                     description="Call recall.invalidate: drop cached data for one user "
+                                     "or for all, so facts and entities added since are read again.")
+    invalidate.add_argument("--user", help="only this user (default: all)")
+
+    export = commands.add_parser("export", parents=[target], help="save a server's graph to a JSON file",
+                                 description="Stream the server's graph with export_util.json into a local "
+                                 "file that --graph (the embedded runtime) can read.")
+    export.add_argument("output", type=Path, help="file to write")
+
+    load = commands.add_parser("load", parents=[target], help="add a graph file's contents to a server",
+                               description="Create the nodes and relationships of an export_util.json file "
+                               "on the server (appends; it does not merge with existing data).")
+    load.add_argument("input", type=Path, help="export_util.json file to read")
+    return parser
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def recall_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The config file's [recall] table, then --set, then dedicated flags: later wins."""
+    path = args.config if getattr(args, "config", None) is not None else default_config_path()
+    config = load_recall_table(path)
+    for assignment in getattr(args, "assignments", []):
+        key, value = parse_assignment(assignment)
+        config[key] = value
+    if getattr(args, "lanes", None):
+        config["lanes"] = args.lanes
+    if getattr(args, "explain", False):
+        config["explain"] = True
+    if getattr(args, "max_chars", None):
+        config["max_chars"] = args.max_chars
+    if getattr(args, "limit", None):
+        config["limit"] = args.limit
+    return config
+
+
+def open_client(args: argparse.Namespace) -> RecallClient:
+    if getattr(args, "graph", None) is not None:
+        if not args.graph.is_file():
+            raise ValueError(f"--graph: no such file {args.graph}")
+        return RecallClient.embedded(args.graph)
+    return RecallClient.from_url(getattr(args, "bolt", None) or DEFAULT_BOLT)
+
+
+def require_server(args: argparse.Namespace, command: str) -> None:
+    if getattr(args, "graph", None) is not None:
+        raise ValueError(f"{command}: needs a server (--bolt URL), not --graph")
+
+
+def out(text: str = "") -> None:
+    print(text, flush=True)
+
+
+# -- commands ------------------------------------------------------------------------------------
+def cmd_demo(args: argparse.Namespace) -> None:
+    from memgraph_recall.demo import run_demo
+
+    run_demo(recall_config(args), locomo=args.locomo, questions=args.questions, write=out)
+
+
+def cmd_ask(args: argparse.Namespace) -> None:
+    config = recall_config(args)
+    with open_client(args) as client:
+        if args.hits:
+            hits = client.lanes(args.user, args.question, config)
+            if args.json:
+                out(json.dumps([{k: v for k, v in vars(h).items() if k not in ("node", "relationship")}
+                                for h in hits], indent=2))
+            else:
+                for h in hits:
+                    out(f"{h.lane:<10} #{h.rank:<3} {h.score:8.4f}  {h.key}: {h.text}")
+            return
+        recalled = client.render(args.user, args.question, args.today, config)
+        if args.json:
+            out(json.dumps({"text": recalled.text, "recalled": recalled.to_json()}, indent=2,
+                           ensure_ascii=False))
+        else:
+            out(recalled.text or f"(user {args.user!r} not found: empty memory)")
+
+
+def cmd_embed(args: argparse.Namespace) -> None:
+    config = recall_config(args)
+    with open_client(args) as client:
+        done = client.embed(args.user, config, progress=True)
+        out(f"embedded {done.messages} messages, {done.entities} entities, {done.edges} facts, "
+            f"{done.memories} memories with {done.model}; {done.remaining} remaining")
+        if args.graph is not None:
+            target = args.output or args.graph
+            out(f"saved {client.save_graph(target)}")
+
+
+def cmd_status(args: argparse.Namespace) -> None:
+    config = recall_config(args)
+    with open_client(args) as client:
+        out(f"backend: {client.backend.description}")
+        procedures = client.procedures()
+        out("procedures: " + (", ".join(procedures) or "none: the recall module is not loaded"))
+        for row in client.status(args.user, config):
+            out(json.dumps(row, indent=2, ensure_ascii=False))
+
+
+def cmd_setup(args: argparse.Namespace) -> None:
+    require_server(args, "setup")
+    with open_client(args) as client:
+        out(client.setup())
+
+
+def cmd_invalidate(args: argparse.Namespace) -> None:
+    with open_client(args) as client:
+        out(f"dropped {client.invalidate(args.user)} cache entries")
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    from memgraph_recall.bolt_io import export_graph
+
+    require_server(args, "export")
+    with open_client(args) as client:
+        count = export_graph(client, args.output)
+    out(f"wrote {count} elements to {args.output}")
+
+
+def cmd_load(args: argparse.Namespace) -> None:
+    from memgraph_recall.bolt_io import load_graph
+
+    require_server(args, "load")
+    with open_client(args) as client:
+        nodes, relationships = load_graph(client, args.input)
+    out(f"created {nodes} nodes and {relationships} relationships")
+
+
+COMMANDS = {"demo": cmd_demo, "ask": cmd_ask, "embed": cmd_embed, "status": cmd_status, "setup": cmd_setup,
+            "invalidate": cmd_invalidate, "export": cmd_export, "load": cmd_load}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `memgraph-recall`; returns the exit code (2 for bad input, 1 for recall errors)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        COMMANDS[args.command](args)
+    except ValueError as exc:  # bad input, including RecallArgumentError from the module
+        print(f"memgraph-recall {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except RecallError as exc:
+        print(f"memgraph-recall {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
