@@ -1,0 +1,35 @@
+"""Embedded runtime: run Memgraph Python query modules in-process, without a Memgraph server.
+
+`Runtime(modules_dir)` loads a folder of query modules the way Memgraph does, over an in-memory
+`GraphStore` loaded from (and saved to) Memgraph's `export_util.json` format.
+"""
+
+from .errors import (
+    ArgumentError,
+    GraphFileError,
+    ProcedureError,
+    ProcedureNotFoundError,
+    QueryError,
+    QueryTimeoutError,
+    ResultError,
+)
+from .host import Runtime
+from .snapshots import EdgeRef, GraphPath, Node, Relationship, VertexRef
+from .store import GraphStore
+
+__all__ = [
+    "ArgumentError",
+    "EdgeRef",
+    "GraphFileError",
+    "GraphPath",
+    "GraphStore",
+    "Node",
+    "ProcedureError",
+    "ProcedureNotFoundError",
+    "QueryError",
+    "QueryTimeoutError",
+    "Relationship",
+    "ResultError",
+    "Runtime",
+    "VertexRef",
+]

@@ -1,0 +1,29 @@
+"""Errors the embedded runtime raises, worded like the Memgraph errors they stand in for."""
+
+
+class QueryError(Exception):
+    """A query failed, as a Memgraph client would see it (the message reads like Memgraph's)."""
+
+
+class ProcedureNotFoundError(QueryError):
+    """`There is no procedure named 'm.p'.`"""
+
+
+class ArgumentError(QueryError):
+    """Wrong number or type of arguments, rejected before the procedure runs."""
+
+
+class ProcedureError(QueryError):
+    """The procedure raised; the original exception is `__cause__`."""
+
+
+class QueryTimeoutError(ProcedureError):
+    """The call's time limit elapsed (the procedure saw `AbortError` or returned too late)."""
+
+
+class ResultError(QueryError):
+    """The procedure returned something Memgraph would refuse (undeclared field, wrong type, ...)."""
+
+
+class GraphFileError(ValueError):
+    """An `export_util.json` file or element list is malformed; nothing was loaded."""

@@ -1,0 +1,332 @@
+"""`Runtime`: hosts a folder of Python query modules in-process, the way Memgraph does.
+
+Loading: every top-level `*.py` of the folder is executed afresh for each Runtime (its own module
+objects and module state), with the folder appended to `sys.path` so helper packages import. A module
+that fails to import or register is recorded in `load_errors` with its traceback; the rest load.
+
+`sys.modules["mgp"]` is our `mgp` only while some Runtime is importing or running module code
+(reference-counted across threads); otherwise the previous entry, or its absence, is restored.
+
+Isolation: a readers-writer lock around each call. Read procedures run concurrently; a write
+procedure runs alone and all-or-nothing (undo log). Every call therefore sees the graph either
+before or after each write, never a mix (serializable). We chose this over MVCC because the store
+then needs no per-element versions, so the hot read path (recall walks ~100k vertices per cold
+call) pays nothing for isolation; the cost is that a long write procedure delays reads until it
+finishes, so module write procedures should do slow work (e.g. embedding) in bounded batches.
+"""
+
+import importlib.util
+import logging
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from . import interchange
+from .errors import ArgumentError, ProcedureError, ProcedureNotFoundError, QueryTimeoutError, ResultError
+from .marshal import to_output, to_proc_value
+from .registry import Context, ModuleRegistry, Registration, running
+from .scope import CallScope
+from .snapshots import EdgeRef, VertexRef
+from .store import GraphStore, read_value
+
+_log = logging.getLogger("memgraph_recall.embedded")
+_LEVELS = {"trace": 5, "debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+           "error": logging.ERROR, "critical": logging.CRITICAL}
+_ABSENT = object()
+
+# -- our mgp, and when it is visible as sys.modules["mgp"] ---------------------------------------
+_mgp_lock = threading.Lock()
+_mgp_module: ModuleType | None = None
+_mgp_users = 0
+_mgp_saved: Any = _ABSENT
+_load_lock = threading.RLock()  # module imports register into one "module being loaded" at a time
+
+
+def mgp_module() -> ModuleType:
+    """Our mgp, loaded once per process under the name `mgp` (not registered in sys.modules)."""
+    global _mgp_module
+    with _mgp_lock:
+        if _mgp_module is None:
+            spec = importlib.util.spec_from_file_location("mgp", Path(__file__).with_name("_mgp_compat.py"))
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            _mgp_module = module
+        return _mgp_module
+
+
+@contextmanager
+def mgp_installed() -> Iterator[ModuleType]:
+    """Make `import mgp` resolve to our mgp for the duration of the block."""
+    global _mgp_users, _mgp_saved
+    module = mgp_module()
+    with _mgp_lock:
+        if _mgp_users == 0:
+            _mgp_saved = sys.modules.get("mgp", _ABSENT)
+            sys.modules["mgp"] = module
+        _mgp_users += 1
+    try:
+        yield module
+    finally:
+        with _mgp_lock:
+            _mgp_users -= 1
+            if _mgp_users == 0:
+                if _mgp_saved is _ABSENT:
+                    sys.modules.pop("mgp", None)
+                else:
+                    sys.modules["mgp"] = _mgp_saved
+                _mgp_saved = _ABSENT
+
+
+def _arity_error(spec: Registration) -> ArgumentError:
+    required, total = spec.required, len(spec.args)
+    if total == 0:
+        return ArgumentError(f"'{spec.full_name}' requires no arguments.")
+    if required == total:
+        noun = "argument" if total == 1 else "arguments"
+        return ArgumentError(f"'{spec.full_name}' requires exactly {total} {noun}.")
+    return ArgumentError(f"'{spec.full_name}' requires between {required} and {total} arguments.")
+
+
+class Runtime:
+    """Query modules from `modules_dir`, a graph store, and Cypher-like calls into the modules."""
+
+    def __init__(self, modules_dir: str | Path, *, log_capacity: int = 10_000) -> None:
+        folder = Path(modules_dir).resolve()
+        if not folder.is_dir():
+            raise ValueError(f"modules_dir must be an existing folder of query modules, got {modules_dir!r}")
+        self.modules_dir = folder
+        self.store = GraphStore()
+        self.load_errors: dict[str, str] = {}
+        self.logs: deque[tuple[str, str]] = deque(maxlen=log_capacity)
+        self.modules: dict[str, ModuleType] = {}
+        self._module_paths: dict[str, Path] = {}
+        self._procedures: dict[str, Registration] = {}
+        self._functions: dict[str, Registration] = {}
+        self._mgp = mgp_module()
+        self._load_modules()
+
+    # -- loading --------------------------------------------------------------------------------
+    def _load_modules(self) -> None:
+        if str(self.modules_dir) not in sys.path:
+            sys.path.append(str(self.modules_dir))
+        for path in sorted(self.modules_dir.glob("*.py")):
+            name = path.stem
+            registry = ModuleRegistry(name)
+            try:
+                with _load_lock, mgp_installed(), running(Context(name, self._log_sink, registry)):
+                    module = self._execute(name, path)
+            except Exception:
+                self.load_errors[name] = traceback.format_exc()
+                self._log_sink(name, "error", f'Unable to load module "{path}"; {self.load_errors[name]}')
+                continue
+            self.modules[name] = module
+            self._module_paths[name] = path
+            for spec in registry.procedures.values():
+                self._procedures[spec.full_name] = spec
+            for spec in registry.functions.values():
+                self._functions[spec.full_name] = spec
+
+    @staticmethod
+    def _execute(name: str, path: Path) -> ModuleType:
+        """Run the module file as a fresh module object; `sys.modules[name]` points at it only
+        while it runs (so dataclasses and typing work), then is restored."""
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        previous = sys.modules.get(name, _ABSENT)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            if previous is _ABSENT:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = previous
+        return module
+
+    def _log_sink(self, module: str, level: str, message: str) -> None:
+        self.logs.append((level, message))
+        logger = logging.getLogger(f"memgraph_recall.embedded.{module}")
+        logger.log(_LEVELS.get(level, logging.INFO), "%s", message)
+
+    # -- graph ----------------------------------------------------------------------------------
+    def load_graph(self, path: str | Path) -> None:
+        """Replace the graph with an `export_util.json` file (nothing changes if it is malformed)."""
+        self.store.replace_with(interchange.load_store(path))
+
+    def load_elements(self, elements: Iterable[dict]) -> None:
+        """Replace the graph with export elements (e.g. `MemoryGraph.elements()`)."""
+        self.store.replace_with(interchange.build_store(list(elements)))
+
+    def save_graph(self, path: str | Path) -> None:
+        """Write the graph as an `export_util.json` file."""
+        interchange.save_store(self.store, path)
+
+    def vertex(self, vertex_id: int) -> VertexRef:
+        """A vertex to pass as a procedure argument, as Cypher would after `MATCH (n) WHERE id(n) = ...`."""
+        with self.store.lock.read():
+            return VertexRef(self.store.get_vertex(vertex_id).id)
+
+    def edge(self, edge_id: int) -> EdgeRef:
+        """An edge to pass as a procedure argument."""
+        with self.store.lock.read():
+            return EdgeRef(self.store.get_edge(edge_id).id)
+
+    def find_vertex(self, label: str, key: str, value: Any) -> VertexRef:
+        """The one vertex `(:label {key: value})`, to pass as an argument; LookupError if there is
+        none, ValueError if several match."""
+        ids = self.store.find_vertices(label, key, value)
+        if not ids:
+            raise LookupError(f"no vertex (:{label} {{{key}: {value!r}}})")
+        if len(ids) > 1:
+            raise ValueError(f"{len(ids)} vertices match (:{label} {{{key}: {value!r}}}), expected one")
+        return VertexRef(ids[0])
+
+    # -- introspection --------------------------------------------------------------------------
+    def procedures(self) -> list[dict[str, Any]]:
+        """Like `CALL mg.procedures()`: name, signature, is_write, is_editable, path."""
+        return [
+            {"name": name, "signature": spec.signature(), "is_write": spec.is_write, "is_editable": True,
+             "path": str(self._module_paths[spec.module])}
+            for name, spec in sorted(self._procedures.items())
+        ]
+
+    def functions(self) -> list[dict[str, Any]]:
+        """Like `CALL mg.functions()`: name, signature, path."""
+        return [{"name": name, "signature": spec.signature(), "path": str(self._module_paths[spec.module])}
+                for name, spec in sorted(self._functions.items())]
+
+    # -- calls ----------------------------------------------------------------------------------
+    def call(self, name: str, *args: Any, timeout: float | None = None) -> list[dict[str, Any]]:
+        """`CALL name(args...)`: positional arguments as Cypher passes them; rows as dicts.
+
+        `timeout` (seconds) makes `ctx.check_must_abort()` raise AbortError once elapsed, and fails
+        the call (rolling back writes) if the procedure finishes after it.
+        """
+        spec = self._procedures.get(name)
+        if spec is None:
+            raise ProcedureNotFoundError(f"There is no procedure named '{name}'.")
+        deadline = _deadline(timeout)
+        if not spec.required <= len(args) <= len(spec.args):
+            raise _arity_error(spec)
+        scope = CallScope(self.store, spec.is_write, deadline, time.time_ns() // 1000)
+        guard = self.store.transaction() if spec.is_write else self.store.lock.read()
+        with guard, mgp_installed() as mgp, running(Context(spec.module, self._log_sink)):
+            try:
+                values = self._arguments(spec, args, scope)
+                try:
+                    if spec.takes_ctx:
+                        result = spec.func(mgp.ProcCtx(scope), *values)
+                    else:
+                        result = spec.func(*values)
+                except mgp.AbortError as exc:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise _timeout(spec) from exc
+                    raise ProcedureError(f"{spec.full_name}: {_describe(exc)}") from exc
+                except Exception as exc:
+                    raise ProcedureError(f"{spec.full_name}: {_describe(exc)}") from exc
+                rows = self._rows(spec, result)
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise _timeout(spec)
+            finally:
+                scope.valid = False
+        return rows
+
+    def call_function(self, name: str, *args: Any) -> Any:
+        """`RETURN name(args...)` for a function registered with `@mgp.function`."""
+        spec = self._functions.get(name)
+        if spec is None:
+            raise ProcedureNotFoundError(f"Function '{name}' doesn't exist.")
+        if not spec.required <= len(args) <= len(spec.args):
+            raise _arity_error(spec)
+        scope = CallScope(self.store, False)
+        with self.store.lock.read(), mgp_installed() as mgp, running(Context(spec.module, self._log_sink)):
+            try:
+                values = self._arguments(spec, args, scope)
+                try:
+                    result = spec.func(mgp.FuncCtx(scope), *values) if spec.takes_ctx else spec.func(*values)
+                except Exception as exc:
+                    raise ProcedureError(f"{spec.full_name}: {_describe(exc)}") from exc
+                try:
+                    return to_output(result, mgp)
+                except (TypeError, OverflowError) as exc:
+                    raise ResultError(f"{spec.full_name}: {exc}") from exc
+            finally:
+                scope.valid = False
+
+    def _arguments(self, spec: Registration, args: tuple, scope: CallScope) -> list[Any]:
+        """Convert and type-check the caller's arguments, then append fresh copies of defaults."""
+        values = []
+        for position, (arg, value) in enumerate(zip(spec.args, args, strict=False)):
+            where = f"'{spec.full_name}' argument named '{arg.name}' at position {position}"
+            try:
+                converted = to_proc_value(value, scope, self._mgp)
+            except (TypeError, OverflowError) as exc:
+                raise ArgumentError(f"{where} is not a value Cypher can pass: {exc}.") from None
+            except LookupError as exc:
+                raise ArgumentError(f"{where} refers to a missing graph element: {exc}.") from None
+            if not arg.type.satisfies(converted):
+                raise ArgumentError(f"{where} must be of type {arg.type.name}.")
+            values.append(converted)
+        values.extend(read_value(arg.default) for arg in spec.args[len(args):])
+        return values
+
+    def _rows(self, spec: Registration, result: Any) -> list[dict[str, Any]]:
+        """Check the procedure's return value as Memgraph does and convert it to client rows."""
+        mgp, name = self._mgp, spec.full_name
+        if result is None:
+            if spec.results:
+                raise ResultError(f"{name}: the procedure returned None, but its signature declares "
+                                  f"result fields ({', '.join(spec.results)}); return mgp.Record(...) "
+                                  "or a list of them.")
+            return []
+        if type(result) is mgp.Record:
+            records = (result,)
+        elif type(result) in (list, tuple):
+            records = result
+        else:
+            raise ResultError(f"{name}: the returned value is not an instance of 'mgp.Record' or a list "
+                              f"of them (got {type(result).__name__}).")
+        rows = []
+        for record in records:
+            if type(record) is not mgp.Record:
+                raise ResultError(f"{name}: the returned value is not an instance of 'mgp.Record' "
+                                  f"(got {type(record).__name__}).")
+            row = dict.fromkeys(spec.results)
+            for field, value in record.fields.items():
+                ctype = spec.results.get(field)
+                if ctype is None:
+                    raise ResultError(f"{name}: The result doesn't have any field named '{field}'.")
+                try:
+                    converted = to_output(value, mgp)
+                except (TypeError, OverflowError) as exc:
+                    raise ResultError(f"{name}: field '{field}': {exc}.") from exc
+                if not ctype.satisfies(converted):
+                    raise ResultError(f"{name}: The type of value doesn't satisfy the type '{ctype.name}'! "
+                                      f"(field '{field}', got {type(value).__name__})")
+                row[field] = converted
+            rows.append(row)
+        return rows
+
+
+def _deadline(timeout: float | None) -> float | None:
+    if timeout is None:
+        return None
+    if type(timeout) not in (int, float) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+    return time.monotonic() + timeout
+
+
+def _timeout(spec: Registration) -> QueryTimeoutError:
+    return QueryTimeoutError(
+        f"{spec.full_name}: Transaction was asked to abort because of transaction timeout.")
+
+
+def _describe(exc: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip()

@@ -1,0 +1,185 @@
+"""Read and write Memgraph's `export_util.json` format.
+
+A file is one JSON array: nodes `{"id","labels","properties","type":"node"}` and relationships
+`{"id","start","end","label","properties","type":"relationship"}` (ids as ints or numeric strings;
+vertex and edge ids are separate spaces). Temporal values carry prefixes: `date(2024-01-15)`,
+`localTime(10:30:00)`, `localDateTime(2024-01-15T10:30:00[+01:00])` (with an offset: a zoned
+datetime) and `duration(<Python str(timedelta)>)`, e.g. `duration(1 day, 2:00:00)`; bare `NaN` and
+`Infinity` are accepted. A string that only looks like a prefix but does not parse stays a string.
+Memgraph writes nested temporals without prefixes (plain strings); we write them with prefixes,
+so our own files round-trip exactly.
+"""
+
+import json
+import re
+from collections.abc import Iterable
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+from .errors import GraphFileError
+from .store import GraphStore, Thawable
+
+_DURATION = re.compile(r"(?:(-?\d+) days?, )?(\d+):(\d{2}):(\d{2})(?:\.(\d{1,6}))?")
+_NO_STRINGS = frozenset({int, float, bool, type(None)})
+
+
+def _parse_duration(text: str) -> timedelta:
+    match = _DURATION.fullmatch(text)
+    if match is None:
+        raise ValueError(text)
+    days, hours, minutes, seconds, fraction = match.groups()
+    return timedelta(days=int(days or 0), hours=int(hours), minutes=int(minutes), seconds=int(seconds),
+                     microseconds=int((fraction or "0").ljust(6, "0")))
+
+
+_DECODERS = (
+    ("date(", date.fromisoformat),
+    ("localTime(", time.fromisoformat),
+    ("localDateTime(", datetime.fromisoformat),
+    ("duration(", _parse_duration),
+)
+
+
+def decode_value(value: Any) -> Any:
+    """A JSON property value as a Python value: temporal prefixes decoded at any depth."""
+    kind = type(value)
+    if kind is str:
+        if value.endswith(")"):
+            for prefix, parse in _DECODERS:
+                if value.startswith(prefix):
+                    try:
+                        return parse(value[len(prefix):-1])
+                    except ValueError:
+                        return value
+        return value
+    if kind is list:
+        if set(map(type, value)) <= _NO_STRINGS:
+            return value
+        return [decode_value(v) for v in value]
+    if kind is dict:
+        return {k: decode_value(v) for k, v in value.items()}
+    return value
+
+
+def encode_value(value: Any) -> Any:
+    """A stored property value as JSON: temporals get their prefixes, tuples become lists."""
+    kind = type(value)
+    if kind is Thawable:
+        return encode_value(value.frozen)
+    if kind is datetime:
+        return f"localDateTime({value.isoformat()})"
+    if kind is date:
+        return f"date({value.isoformat()})"
+    if kind is time:
+        return f"localTime({value.isoformat()})"
+    if kind is timedelta:
+        return f"duration({value})"
+    if kind is tuple or kind is list:
+        if set(map(type, value)) <= _NO_STRINGS:
+            return list(value)
+        return [encode_value(v) for v in value]
+    if kind is dict:
+        return {k: encode_value(v) for k, v in value.items()}
+    return value
+
+
+def _element_id(element: dict, key: str) -> int:
+    raw = element.get(key)
+    if type(raw) is int:
+        return raw
+    if type(raw) is str and raw.isdigit():
+        return int(raw)
+    raise ValueError(f"'{key}' must be an integer or a numeric string, got {raw!r}")
+
+
+def _properties(element: dict) -> dict:
+    props = element.get("properties")
+    if type(props) is not dict:
+        raise ValueError(f"'properties' must be a JSON object, got {type(props).__name__}")
+    return {key: decode_value(value) for key, value in props.items() if value is not None}
+
+
+def build_store(elements: Iterable[Any]) -> GraphStore:
+    """A new store holding `elements`; raises GraphFileError naming the first bad element."""
+    if not isinstance(elements, list | tuple):
+        raise GraphFileError(f"expected a JSON array of elements, got {type(elements).__name__}")
+    store = GraphStore()
+    relationships = []
+    for index, element in enumerate(elements):
+        try:
+            if type(element) is not dict:
+                raise ValueError(f"expected a JSON object, got {type(element).__name__}")
+            kind = element.get("type")
+            if kind == "relationship":
+                relationships.append((index, element))
+                continue
+            if kind != "node":
+                raise ValueError(f"'type' must be \"node\" or \"relationship\", got {kind!r}")
+            vertex_id = _element_id(element, "id")
+            labels = element.get("labels")
+            if type(labels) is not list:
+                raise ValueError(f"'labels' must be a list of strings, got {labels!r}")
+            if vertex_id in store.vertices:
+                raise ValueError(f"node id {vertex_id} appears twice")
+            store.create_vertex(labels, _properties(element), vertex_id)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise GraphFileError(f"element {index}: {exc}") from None
+    for index, element in relationships:
+        try:
+            edge_id = _element_id(element, "id")
+            if edge_id in store.edges:
+                raise ValueError(f"relationship id {edge_id} appears twice")
+            ends = []
+            for key in ("start", "end"):
+                vertex = store.vertices.get(_element_id(element, key))
+                if vertex is None:
+                    raise ValueError(f"'{key}' {element[key]!r} is not the id of a node in this file")
+                ends.append(vertex)
+            store.create_edge(ends[0], ends[1], element.get("label"), _properties(element), edge_id)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise GraphFileError(f"element {index}: {exc}") from None
+    return store
+
+
+def read_elements(path: str | Path) -> list:
+    """The element list of an `export_util.json` file."""
+    path = Path(path)
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise GraphFileError(f"not valid JSON ({exc})") from None
+
+
+def load_store(path: str | Path) -> GraphStore:
+    try:
+        return build_store(read_elements(path))
+    except GraphFileError as exc:
+        raise GraphFileError(f"{path}: {exc}") from None
+
+
+def store_elements(store: GraphStore) -> Iterable[dict]:
+    """The store as export elements: all nodes, then all relationships (caller holds a read lock)."""
+    for vertex in store.vertices.values():
+        yield {"id": vertex.id, "labels": list(vertex.labels),
+               "properties": {k: encode_value(v) for k, v in vertex.props.items()}, "type": "node"}
+    for edge in store.edges.values():
+        yield {"id": edge.id, "start": edge.start.id, "end": edge.end.id, "label": edge.type,
+               "properties": {k: encode_value(v) for k, v in edge.props.items()}, "type": "relationship"}
+
+
+def save_store(store: GraphStore, path: str | Path) -> None:
+    """Write the store as an `export_util.json` file, one element per line."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with store.lock.read(), tmp.open("w", encoding="utf-8") as handle:
+        handle.write("[\n")
+        first = True
+        for element in store_elements(store):
+            if not first:
+                handle.write(",\n")
+            handle.write(json.dumps(element, ensure_ascii=False))
+            first = False
+        handle.write("\n]\n")
+    tmp.replace(path)

@@ -1,0 +1,439 @@
+"""In-memory property graph: the data embedded procedures read and write.
+
+Vertices and edges have separate integer id spaces (as in Memgraph), labels, property maps and
+per-vertex in/out adjacency lists, so walking a vertex's edges costs O(degree).
+
+Property values are stored frozen: lists become tuples once (as Memgraph hands lists to Python), and
+values holding maps are wrapped in `Thawable`, which builds fresh dicts on every read, so no caller
+can mutate the store through a value it read. Setting a property to None removes it.
+
+Writes inside `transaction()` are all-or-nothing: each change records how to undo itself, deletions
+are tombstones until commit, and `rollback()` replays the undo log, so an aborted write procedure
+leaves the store exactly as before without copying the graph.
+"""
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import date, datetime, time, timedelta
+from typing import Any
+
+from .rwlock import ReadWriteLock
+from .snapshots import Node, Relationship
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+_MISSING = object()
+_SCALAR_TYPES = frozenset({bool, float, str, date, time, datetime, timedelta})
+_PLAIN_TYPES = _SCALAR_TYPES | {int, type(None)}
+
+
+class DeletedElementError(LookupError):
+    """The vertex or edge was deleted earlier in this transaction."""
+
+
+class VertexData:
+    """A stored vertex. `labels` is an immutable tuple, replaced (not mutated) on change."""
+
+    __slots__ = ("id", "labels", "props", "out_edges", "in_edges", "deleted")
+
+    def __init__(self, vertex_id: int, labels: tuple[str, ...], props: dict[str, Any]) -> None:
+        self.id = vertex_id
+        self.labels = labels
+        self.props = props
+        self.out_edges: list[EdgeData] = []
+        self.in_edges: list[EdgeData] = []
+        self.deleted = False
+
+
+class EdgeData:
+    """A stored edge between two stored vertices."""
+
+    __slots__ = ("id", "type", "start", "end", "props", "deleted")
+
+    def __init__(self, edge_id: int, edge_type: str, start: VertexData, end: VertexData,
+                 props: dict[str, Any]) -> None:
+        self.id = edge_id
+        self.type = edge_type
+        self.start = start
+        self.end = end
+        self.props = props
+        self.deleted = False
+
+
+class Thawable:
+    """A stored value that contains maps; `thaw()` rebuilds it with fresh dicts."""
+
+    __slots__ = ("frozen",)
+
+    def __init__(self, frozen: Any) -> None:
+        self.frozen = frozen
+
+    def thaw(self) -> Any:
+        return _thaw(self.frozen)
+
+
+def _thaw(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {k: _thaw(v) for k, v in value.items()}
+    if kind is tuple:
+        return tuple([_thaw(v) for v in value])
+    return value
+
+
+def check_int64(value: int) -> int:
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise OverflowError(f"integer {value} is outside the 64-bit range Memgraph stores")
+    return value
+
+
+def freeze(value: Any) -> Any:
+    """Convert a Python value to its stored form, or raise TypeError naming what is not storable."""
+    frozen, has_map = _freeze(value)
+    return Thawable(frozen) if has_map else frozen
+
+
+def _freeze(value: Any) -> tuple[Any, bool]:
+    kind = type(value)
+    if kind in _SCALAR_TYPES or value is None:
+        return value, False
+    if kind is int:
+        return check_int64(value), False
+    if kind is list or kind is tuple:
+        kinds = set(map(type, value))
+        if kinds <= _SCALAR_TYPES:  # fast path: vectors and string lists
+            return tuple(value), False
+        items, has_map = [], False
+        for item in value:
+            frozen, item_has_map = _freeze(item)
+            items.append(frozen)
+            has_map = has_map or item_has_map
+        return tuple(items), has_map
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise TypeError(f"map keys must be strings, got {type(key).__name__} {key!r}")
+            out[key] = _freeze(item)[0]
+        return out, True
+    raise TypeError(
+        f"a property value must be a bool, int, float, str, list, map or temporal value, "
+        f"got {kind.__module__}.{kind.__qualname__}"
+    )
+
+
+def read_value(stored: Any) -> Any:
+    """The value a procedure sees for a stored property (fresh dicts when it holds maps)."""
+    return stored.thaw() if type(stored) is Thawable else stored
+
+
+def plain_value(stored: Any) -> Any:
+    """A stored value as a Bolt driver returns it: lists instead of tuples, fresh dicts."""
+    if type(stored) is Thawable:
+        stored = stored.frozen
+    kind = type(stored)
+    if kind is tuple:
+        if set(map(type, stored)) <= _PLAIN_TYPES:
+            return list(stored)
+        return [plain_value(v) for v in stored]
+    if kind is dict:
+        return {k: plain_value(v) for k, v in stored.items()}
+    return stored
+
+
+def _check_name(name: Any, what: str) -> str:
+    if type(name) is not str or not name:
+        raise TypeError(f"{what} must be a non-empty string, got {name!r}")
+    return name
+
+
+def _check_id(element_id: Any, what: str) -> int:
+    if type(element_id) is not int or element_id < 0:
+        raise TypeError(f"{what} must be a non-negative int, got {element_id!r}")
+    return check_int64(element_id)
+
+
+class _Transaction:
+    __slots__ = ("undo", "next_vertex_id", "next_edge_id", "deleted_vertices", "deleted_edges")
+
+    def __init__(self, store: "GraphStore") -> None:
+        self.undo: list[tuple] = []
+        self.next_vertex_id = store.next_vertex_id
+        self.next_edge_id = store.next_edge_id
+        self.deleted_vertices: list[VertexData] = []
+        self.deleted_edges: list[EdgeData] = []
+
+
+class GraphStore:
+    """The graph. Public methods take ids and the store's write lock; `_`-free element methods
+    (`create_vertex`, `set_property`, ...) take stored objects and expect the caller to hold it."""
+
+    def __init__(self) -> None:
+        self.vertices: dict[int, VertexData] = {}
+        self.edges: dict[int, EdgeData] = {}
+        self.next_vertex_id = 0
+        self.next_edge_id = 0
+        self.lock = ReadWriteLock()
+        self._txn: _Transaction | None = None
+
+    # -- transactions ---------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All-or-nothing writes: commit if the block ends normally, roll back if it raises."""
+        with self.lock.write():
+            if self._txn is not None:
+                raise RuntimeError("transactions do not nest")
+            self._txn = _Transaction(self)
+            try:
+                yield
+            except BaseException:
+                self._rollback()
+                raise
+            else:
+                self._commit()
+            finally:
+                self._txn = None
+
+    def _commit(self) -> None:
+        txn = self._txn
+        self._purge(txn.deleted_edges, txn.deleted_vertices)
+
+    def _rollback(self) -> None:
+        txn = self._txn
+        for entry in reversed(txn.undo):
+            _UNDO[entry[0]](self, *entry[1:])
+        self.next_vertex_id = txn.next_vertex_id
+        self.next_edge_id = txn.next_edge_id
+
+    def _purge(self, edges: Iterable[EdgeData], vertices: Iterable[VertexData]) -> None:
+        """Physically remove deleted elements; adjacency lists are rebuilt once per touched vertex."""
+        touched: dict[int, VertexData] = {}
+        for edge in edges:
+            self.edges.pop(edge.id, None)
+            touched[id(edge.start)] = edge.start
+            touched[id(edge.end)] = edge.end
+        for vertex in touched.values():
+            vertex.out_edges = [e for e in vertex.out_edges if not e.deleted]
+            vertex.in_edges = [e for e in vertex.in_edges if not e.deleted]
+        for vertex in vertices:
+            self.vertices.pop(vertex.id, None)
+
+    def _record(self, *entry: Any) -> None:
+        if self._txn is not None:
+            self._txn.undo.append(entry)
+
+    # -- element-level writes (caller holds the write lock) ------------------------------------
+    def create_vertex(self, labels: Iterable[str] = (), properties: Mapping[str, Any] | None = None,
+                      vertex_id: int | None = None) -> VertexData:
+        if vertex_id is None:
+            vertex_id = self.next_vertex_id
+        elif _check_id(vertex_id, "vertex id") in self.vertices:
+            raise ValueError(f"vertex id {vertex_id} already exists")
+        label_tuple = tuple(dict.fromkeys(_check_name(label, "a label") for label in labels))
+        props = _frozen_props(properties)
+        vertex = VertexData(vertex_id, label_tuple, props)
+        self.vertices[vertex_id] = vertex
+        self.next_vertex_id = max(self.next_vertex_id, vertex_id + 1)
+        self._record("create_vertex", vertex)
+        return vertex
+
+    def create_edge(self, start: VertexData, end: VertexData, edge_type: str,
+                    properties: Mapping[str, Any] | None = None, edge_id: int | None = None) -> EdgeData:
+        _check_live(start)
+        _check_live(end)
+        if edge_id is None:
+            edge_id = self.next_edge_id
+        elif _check_id(edge_id, "edge id") in self.edges:
+            raise ValueError(f"edge id {edge_id} already exists")
+        edge_type = _check_name(edge_type, "an edge type")
+        edge = EdgeData(edge_id, edge_type, start, end, _frozen_props(properties))
+        self.edges[edge_id] = edge
+        start.out_edges.append(edge)
+        end.in_edges.append(edge)
+        self.next_edge_id = max(self.next_edge_id, edge_id + 1)
+        self._record("create_edge", edge)
+        return edge
+
+    def set_property(self, element: VertexData | EdgeData, key: str, value: Any) -> None:
+        _check_live(element)
+        _check_name(key, "a property name")
+        props = element.props
+        old = props.get(key, _MISSING)
+        if value is None:
+            if old is _MISSING:
+                return
+            del props[key]
+        else:
+            props[key] = freeze(value)
+        self._record("property", props, key, old)
+
+    def add_label(self, vertex: VertexData, label: str) -> None:
+        _check_live(vertex)
+        if _check_name(label, "a label") not in vertex.labels:
+            self._record("labels", vertex, vertex.labels)
+            vertex.labels = (*vertex.labels, label)
+
+    def remove_label(self, vertex: VertexData, label: str) -> None:
+        _check_live(vertex)
+        if label in vertex.labels:
+            self._record("labels", vertex, vertex.labels)
+            vertex.labels = tuple(name for name in vertex.labels if name != label)
+
+    def remove_edge(self, edge: EdgeData) -> None:
+        _check_live(edge)
+        edge.deleted = True
+        if self._txn is None:
+            self._purge([edge], ())
+        else:
+            self._txn.deleted_edges.append(edge)
+            self._record("deleted", edge)
+
+    def remove_vertex(self, vertex: VertexData, detach: bool = False) -> None:
+        _check_live(vertex)
+        incident = [e for e in (*vertex.out_edges, *vertex.in_edges) if not e.deleted]
+        if incident and not detach:
+            raise ValueError(f"vertex {vertex.id} still has {len(incident)} relationships; "
+                             "delete them first or detach-delete the vertex")
+        for edge in dict.fromkeys(incident):  # a self-loop is in both lists
+            self.remove_edge(edge)
+        vertex.deleted = True
+        if self._txn is None:
+            self._purge((), [vertex])
+        else:
+            self._txn.deleted_vertices.append(vertex)
+            self._record("deleted", vertex)
+
+    # -- public id-based API (tests, loaders) ----------------------------------------------------
+    def add_vertex(self, labels: Iterable[str] = (), properties: Mapping[str, Any] | None = None, *,
+                   id: int | None = None) -> int:
+        with self.lock.write():
+            return self.create_vertex(labels, properties, id).id
+
+    def add_edge(self, start: int, end: int, edge_type: str, properties: Mapping[str, Any] | None = None,
+                 *, id: int | None = None) -> int:
+        with self.lock.write():
+            return self.create_edge(self.get_vertex(start), self.get_vertex(end), edge_type, properties,
+                                    id).id
+
+    def set_vertex_property(self, vertex_id: int, key: str, value: Any) -> None:
+        with self.lock.write():
+            self.set_property(self.get_vertex(vertex_id), key, value)
+
+    def set_edge_property(self, edge_id: int, key: str, value: Any) -> None:
+        with self.lock.write():
+            self.set_property(self.get_edge(edge_id), key, value)
+
+    def add_vertex_label(self, vertex_id: int, label: str) -> None:
+        with self.lock.write():
+            self.add_label(self.get_vertex(vertex_id), label)
+
+    def remove_vertex_label(self, vertex_id: int, label: str) -> None:
+        with self.lock.write():
+            self.remove_label(self.get_vertex(vertex_id), label)
+
+    def delete_vertex(self, vertex_id: int, *, detach: bool = False) -> None:
+        with self.lock.write():
+            self.remove_vertex(self.get_vertex(vertex_id), detach)
+
+    def delete_edge(self, edge_id: int) -> None:
+        with self.lock.write():
+            self.remove_edge(self.get_edge(edge_id))
+
+    def get_vertex(self, vertex_id: int) -> VertexData:
+        vertex = self.vertices.get(vertex_id)
+        if vertex is None or vertex.deleted:
+            raise LookupError(f"there is no vertex with id {vertex_id!r}")
+        return vertex
+
+    def get_edge(self, edge_id: int) -> EdgeData:
+        edge = self.edges.get(edge_id)
+        if edge is None or edge.deleted:
+            raise LookupError(f"there is no edge with id {edge_id!r}")
+        return edge
+
+    def node(self, vertex_id: int) -> Node:
+        """A detached snapshot of a vertex (labels, plain property values)."""
+        with self.lock.read():
+            return node_snapshot(self.get_vertex(vertex_id))
+
+    def relationship(self, edge_id: int) -> Relationship:
+        """A detached snapshot of an edge."""
+        with self.lock.read():
+            return relationship_snapshot(self.get_edge(edge_id))
+
+    def vertex_count(self) -> int:
+        return len(self.vertices)
+
+    def edge_count(self) -> int:
+        return len(self.edges)
+
+    def find_vertices(self, label: str, key: str, value: Any) -> list[int]:
+        """Ids of vertices with `label` whose property `key` equals `value` (a full scan)."""
+        wanted = freeze(value)
+        with self.lock.read():
+            return [v.id for v in self.vertices.values()
+                    if label in v.labels and v.props.get(key, _MISSING) == wanted]
+
+    def replace_with(self, other: "GraphStore") -> None:
+        """Take over `other`'s contents (used to load a file atomically)."""
+        with self.lock.write():
+            if self._txn is not None:
+                raise RuntimeError("cannot replace the graph inside a transaction")
+            self.vertices, self.edges = other.vertices, other.edges
+            self.next_vertex_id, self.next_edge_id = other.next_vertex_id, other.next_edge_id
+
+
+def _frozen_props(properties: Mapping[str, Any] | None) -> dict[str, Any]:
+    if not properties:
+        return {}
+    return {_check_name(k, "a property name"): freeze(v) for k, v in properties.items() if v is not None}
+
+
+def _check_live(element: VertexData | EdgeData) -> None:
+    if element.deleted:
+        kind = "vertex" if type(element) is VertexData else "edge"
+        raise DeletedElementError(f"the {kind} {element.id} was deleted in this transaction")
+
+
+def node_snapshot(vertex: VertexData) -> Node:
+    return Node(vertex.id, frozenset(vertex.labels), {k: plain_value(v) for k, v in vertex.props.items()})
+
+
+def relationship_snapshot(edge: EdgeData) -> Relationship:
+    return Relationship(edge.id, edge.type, edge.start.id, edge.end.id,
+                        {k: plain_value(v) for k, v in edge.props.items()})
+
+
+def _undo_create_vertex(store: GraphStore, vertex: VertexData) -> None:
+    del store.vertices[vertex.id]
+
+
+def _undo_create_edge(store: GraphStore, edge: EdgeData) -> None:
+    del store.edges[edge.id]
+    if edge.start.out_edges[-1] is not edge or edge.end.in_edges[-1] is not edge:
+        raise AssertionError("undo log out of order")  # replay is strictly reverse, so never
+    edge.start.out_edges.pop()
+    edge.end.in_edges.pop()
+
+
+def _undo_property(store: GraphStore, props: dict, key: str, old: Any) -> None:
+    if old is _MISSING:
+        props.pop(key, None)
+    else:
+        props[key] = old
+
+
+def _undo_labels(store: GraphStore, vertex: VertexData, labels: tuple[str, ...]) -> None:
+    vertex.labels = labels
+
+
+def _undo_deleted(store: GraphStore, element: VertexData | EdgeData) -> None:
+    element.deleted = False
+
+
+_UNDO = {
+    "create_vertex": _undo_create_vertex,
+    "create_edge": _undo_create_edge,
+    "property": _undo_property,
+    "labels": _undo_labels,
+    "deleted": _undo_deleted,
+}
