@@ -1,0 +1,122 @@
+"""Shared by `eval_locomo.py` and `bench_scale.py`: model setup, the machine line, markdown and memory."""
+
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def configure_model() -> str:
+    """Make the packaged MiniLM available to the module (offline) and return its name.
+
+    Names already configured in `RECALL_MODELS` are kept; the packaged model is added beside them.
+    """
+    from memgraph_recall.locate import PACKAGED_MODEL, packaged_model_dir
+
+    folder = packaged_model_dir()
+    if folder is None:
+        raise SystemExit("the packaged model is missing: pip install 'memgraph-recall[embedded]'")
+    models = json.loads(os.environ.get("RECALL_MODELS") or "{}")
+    models.setdefault(PACKAGED_MODEL, str(folder))
+    os.environ["RECALL_MODELS"] = json.dumps(models)
+    os.environ.setdefault("RECALL_DEFAULT_MODEL", PACKAGED_MODEL)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    return PACKAGED_MODEL
+
+
+def model_folder(name: str) -> Path:
+    return Path(json.loads(os.environ["RECALL_MODELS"])[name])
+
+
+def use_recall_lib() -> None:
+    """Put `query_modules/` on `sys.path` so `recall_lib` (the module's helper package) imports."""
+    from memgraph_recall.locate import query_modules_dir
+
+    folder = str(query_modules_dir())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+
+
+def _cpu_model() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor() or "unknown CPU"
+    match = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
+    return match.group(1).strip() if match else platform.processor() or "unknown CPU"
+
+
+def _memory_gib() -> float | None:
+    try:
+        match = re.search(r"^MemTotal:\s+(\d+) kB", Path("/proc/meminfo").read_text(), re.MULTILINE)
+    except OSError:
+        return None
+    return round(int(match.group(1)) / 2**20, 1) if match else None
+
+
+def git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out
+
+
+def provenance(argv: Sequence[str]) -> dict[str, str]:
+    """The command, date, machine and commit that produced a result."""
+    memory = _memory_gib()
+    return {
+        "command": " ".join(["python", *argv]),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{_cpu_model()}, {os.cpu_count()} cores"
+                   + (f", {memory} GiB RAM" if memory else "")
+                   + f", {platform.system()} {platform.release()}, Python {platform.python_version()}",
+        "commit": git_commit(),
+    }
+
+
+def provenance_lines(info: dict[str, str]) -> list[str]:
+    return [f"- Command: `{info['command']}`", f"- Date: {info['date']}", f"- Machine: {info['machine']}",
+            f"- Commit: {info['commit']}"]
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    def cell(value: object) -> str:
+        if isinstance(value, float):
+            return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+        return str(value).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _status_kib(field: str) -> float:
+    try:
+        match = re.search(rf"^{field}:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.MULTILINE)
+    except OSError:
+        match = None
+    if match:
+        return int(match.group(1))
+    import resource
+
+    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)  # Linux: KiB
+
+
+def rss_mb() -> float:
+    """This process's resident memory now, in MiB."""
+    return round(_status_kib("VmRSS") / 1024, 1)
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MiB."""
+    return round(_status_kib("VmHWM") / 1024, 1)
