@@ -4,6 +4,8 @@
 `GraphStore` loaded from (and saved to) Memgraph's `export_util.json` format.
 """
 
+import logging
+
 from .errors import (
     ArgumentError,
     GraphFileError,
@@ -16,6 +18,8 @@ from .errors import (
 from .host import Runtime
 from .snapshots import EdgeRef, GraphPath, Node, Relationship, VertexRef
 from .store import GraphStore
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
     "ArgumentError",

@@ -122,8 +122,8 @@ class Runtime:
             try:
                 with _load_lock, mgp_installed(), running(Context(name, self._log_sink, registry)):
                     module = self._execute(name, path)
-            except Exception:
-                self.load_errors[name] = traceback.format_exc()
+            except Exception as exc:
+                self.load_errors[name] = _module_traceback(exc)
                 self._log_sink(name, "error", f'Unable to load module "{path}"; {self.load_errors[name]}')
                 continue
             self.modules[name] = module
@@ -326,6 +326,15 @@ def _deadline(timeout: float | None) -> float | None:
 def _timeout(spec: Registration) -> QueryTimeoutError:
     return QueryTimeoutError(
         f"{spec.full_name}: Transaction was asked to abort because of transaction timeout.")
+
+
+def _module_traceback(exc: BaseException) -> str:
+    """The traceback from the module's own frames on, as Memgraph logs it (host frames dropped)."""
+    tb = exc.__traceback__
+    while tb is not None and (tb.tb_frame.f_code.co_filename == __file__
+                              or tb.tb_frame.f_code.co_filename.startswith("<frozen importlib")):
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
 def _describe(exc: BaseException) -> str:
