@@ -289,11 +289,12 @@ class GraphStore:
 
     def remove_vertex(self, vertex: VertexData, detach: bool = False) -> None:
         _check_live(vertex)
-        incident = [e for e in (*vertex.out_edges, *vertex.in_edges) if not e.deleted]
+        # dict.fromkeys: a self-loop is in both lists but is one relationship
+        incident = list(dict.fromkeys(e for e in (*vertex.out_edges, *vertex.in_edges) if not e.deleted))
         if incident and not detach:
             raise ValueError(f"vertex {vertex.id} still has {len(incident)} relationships; "
                              "delete them first or detach-delete the vertex")
-        for edge in dict.fromkeys(incident):  # a self-loop is in both lists
+        for edge in incident:
             self.remove_edge(edge)
         vertex.deleted = True
         if self._txn is None:

@@ -1,0 +1,82 @@
+"""The graph store: id spaces, adjacency, frozen values, and undo-log transactions."""
+
+import pytest
+from memgraph_recall.embedded import GraphStore
+from memgraph_recall.embedded.store import read_value
+
+
+def test_separate_id_spaces_and_adjacency():
+    store = GraphStore()
+    a, b = store.add_vertex(["A"]), store.add_vertex(["B"])
+    e0, e1 = store.add_edge(a, b, "R"), store.add_edge(b, a, "R")
+    assert (a, b, e0, e1) == (0, 1, 0, 1)
+    assert [e.id for e in store.vertices[a].out_edges] == [0]
+    assert [e.id for e in store.vertices[a].in_edges] == [1]
+    store.delete_edge(e0)
+    assert store.vertices[a].out_edges == [] and store.vertices[b].in_edges == []
+    assert store.add_vertex(id=10) == 10 and store.add_vertex() == 11
+    with pytest.raises(ValueError, match="vertex id 10 already exists"):
+        store.add_vertex(id=10)
+
+
+def test_values_are_frozen_and_maps_are_fresh_on_every_read():
+    store = GraphStore()
+    v = store.add_vertex(properties={"list": [1, [2, 3]], "map": {"k": [1]}, "gone": None})
+    props = store.vertices[v].props
+    assert props["list"] == (1, (2, 3)) and "gone" not in props
+    first, second = read_value(props["map"]), read_value(props["map"])
+    assert first == {"k": (1,)} and first is not second
+    first["k"] = "changed"
+    assert read_value(props["map"]) == {"k": (1,)}
+    with pytest.raises(TypeError, match="got builtins.set"):
+        store.set_vertex_property(v, "bad", {1})
+    with pytest.raises(TypeError, match="map keys must be strings"):
+        store.set_vertex_property(v, "bad", {1: 2})
+
+
+def test_delete_vertex_requires_detach_when_it_has_edges():
+    store = GraphStore()
+    a, b = store.add_vertex(), store.add_vertex()
+    store.add_edge(a, b, "R")
+    store.add_edge(a, a, "LOOP")
+    with pytest.raises(ValueError, match="still has 2 relationships"):
+        store.delete_vertex(a)
+    store.delete_vertex(a, detach=True)
+    assert store.vertex_count() == 1 and store.edge_count() == 0 and store.vertices[b].in_edges == []
+
+
+def _snapshot(store: GraphStore) -> tuple:
+    vertices = [(v.id, v.labels, dict(v.props), [x.id for x in v.out_edges], [x.id for x in v.in_edges])
+                for v in store.vertices.values()]
+    return vertices, dict(store.edges), store.next_vertex_id, store.next_edge_id
+
+
+def test_transaction_rollback_restores_order_ids_and_values():
+    store = GraphStore()
+    a, b, c = (store.add_vertex(["L"], {"n": i}) for i in range(3))
+    e = store.add_edge(a, b, "R", {"w": 1})
+    store.add_edge(c, b, "R")
+    snapshot = _snapshot(store)
+    with pytest.raises(RuntimeError), store.transaction():
+        new = store.create_vertex(["New"])
+        store.create_edge(new, store.vertices[b], "R")
+        store.set_property(store.vertices[a], "n", 99)
+        store.set_property(store.vertices[a], "extra", "x")
+        store.set_property(store.edges[e], "w", None)
+        store.add_label(store.vertices[b], "M")
+        store.remove_label(store.vertices[c], "L")
+        store.remove_vertex(store.vertices[b], detach=True)
+        raise RuntimeError("abort")
+    assert _snapshot(store) == snapshot
+    assert not any(v.deleted for v in store.vertices.values())
+    assert not any(x.deleted for x in store.edges.values())
+
+
+def test_transaction_commit_purges_deleted_elements():
+    store = GraphStore()
+    a, b = store.add_vertex(), store.add_vertex()
+    store.add_edge(a, b, "R")
+    with store.transaction():
+        store.remove_vertex(store.vertices[b], detach=True)
+        assert store.vertices[b].deleted  # a tombstone until commit
+    assert b not in store.vertices and store.edge_count() == 0 and store.vertices[a].out_edges == []
