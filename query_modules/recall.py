@@ -1,0 +1,274 @@
+"""recall: what does this user's own past say about a question? Memgraph query-module procedures.
+
+Thin `@mgp` glue over the `recall_lib` helper package: argument checks, the model registry (module
+state, one per process), reading one user's data into a `UserMemory`, and turning results into
+records of plain Python values. Top-level imports are stdlib, mgp, numpy and recall_lib only: a
+failing import here would silently remove every `recall.*` procedure.
+
+The data-access seam for the per-user cache is `graph_index`, `find_user` and `user_memory`.
+"""
+
+from collections import Counter
+from typing import Any
+
+import mgp
+import numpy as np
+from recall_lib.config import LANES, RecallConfig, parse_config
+from recall_lib.embedding import Units, all_units, compute_vectors, owned_units, plan_embedding, write_vectors
+from recall_lib.lanes import DERIVED, LaneResults, run_lanes
+from recall_lib.memory import UserMemory, build_user_memory
+from recall_lib.models import ModelRegistry
+from recall_lib.ownership import GraphIndex, collect_owned, labels_of
+from recall_lib.render import RenderContext
+from recall_lib.render import render as render_rows
+from recall_lib.rows import merge_rows
+from recall_lib.status import model_rows, status_row, unit_rows
+from recall_lib.timeparse import parse_date_arg
+
+VERSION = "0.1.0"
+MODELS = ModelRegistry()
+_VECTOR_LANES = frozenset(LANES) - {"text"}
+
+
+# -- data access (the cache's seam) ----------------------------------------------------------------
+def graph_index(ctx: mgp.ProcCtx) -> GraphIndex:
+    """User and Action vertex ids by key: one full vertex scan."""
+    return GraphIndex.scan(ctx.graph.vertices, ctx.check_must_abort)
+
+
+def find_user(ctx: mgp.ProcCtx, user: Any, index: GraphIndex) -> Any:
+    """The User vertex `user` names (a user_id string or a :User node); None for an unknown user_id."""
+    if isinstance(user, mgp.Vertex):
+        if "User" not in labels_of(user):
+            found = ", ".join(sorted(labels_of(user))) or "no label"
+            raise ValueError(f"user must be a user_id string or a :User node, got a node with {found}")
+        return user
+    if not isinstance(user, str) or not user:
+        raise ValueError(f"user must be a user_id string or a :User node, got {user!r}")
+    holders = index.users.get(user, ())
+    if len(holders) > 1:
+        raise ValueError(f"user: {len(holders)} :User nodes have user_id {user!r}; pass the node instead")
+    return ctx.graph.get_vertex_by_id(holders[0]) if holders else None
+
+
+def user_memory(ctx: mgp.ProcCtx, user: Any, index: GraphIndex, model: str, dim: int | None) -> UserMemory:
+    """One user's recallable data for `model`, read from the graph on every call."""
+    return build_user_memory(user, index, model, dim, ctx.check_must_abort)
+
+
+# -- shared steps ----------------------------------------------------------------------------------
+def _question(question: Any) -> str:
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError(f"question must be a non-empty string, got {question!r}")
+    return question
+
+
+def _query_vector(question: str, cfg: RecallConfig, model: str, dim: int) -> np.ndarray:
+    if cfg.query_vector is not None:
+        if len(cfg.query_vector) != dim:
+            raise ValueError(
+                f"config['query_vector'] must have {dim} numbers (the dimension of {model!r}), "
+                f"got {len(cfg.query_vector)}"
+            )
+        vector = np.asarray(cfg.query_vector, dtype=np.float32)
+    else:
+        vector = MODELS.embed_queries([question], model, cfg.query_instruction)[0]
+    norm = float(np.linalg.norm(vector))
+    if norm == 0.0:
+        raise ValueError("config['query_vector'] must not be all zeros")
+    return vector / norm
+
+
+def _recall(
+    ctx: mgp.ProcCtx, user: Any, question: str, cfg: RecallConfig
+) -> tuple[UserMemory, LaneResults, str]:
+    """Run the lanes for one user and question: (memory, lane results, model name)."""
+    model = MODELS.check_name(cfg.embedding_model)
+    index = graph_index(ctx)
+    vertex = find_user(ctx, user, index)
+    state = MODELS.state(model)
+    if cfg.query_vector is not None and state.loaded and len(cfg.query_vector) != state.dimension:
+        _query_vector(question, cfg, model, state.dimension)  # raises the dimension error
+    if vertex is None:
+        memory = UserMemory.empty(-1, user if isinstance(user, str) else None, model, state.dimension)
+    else:
+        memory = user_memory(ctx, vertex, index, model, state.dimension)
+    vector_off = None
+    if not state.loaded:
+        vector_off = f"embedding model {model} could not load: {state.failure}"
+    elif memory.has_units and not memory.has_vectors:
+        vector_off = f"this user has no vectors from {model} yet; run recall.embed"
+    query = None
+    if vector_off is None and memory.has_vectors and _VECTOR_LANES & set(cfg.lanes):
+        query = _query_vector(question, cfg, model, state.dimension)
+    results = run_lanes(
+        memory, question, query, cfg, lambda texts: MODELS.embed_labels(texts, model), vector_off
+    )
+    return memory, results, model
+
+
+# -- procedures ------------------------------------------------------------------------------------
+@mgp.read_proc
+def render(
+    ctx: mgp.ProcCtx,
+    user: mgp.Any,
+    question: str,
+    today: mgp.Nullable[mgp.Any] = None,
+    config: mgp.Map = {},  # noqa: B006 - Memgraph rebuilds defaults on every call
+) -> mgp.Record(text=str, recalled=mgp.Map):
+    """The rows an LLM answers from: a header with reading rules, then MEMORY/FACT/TURN lines."""
+    question = _question(question)
+    cfg = parse_config(config, "render")
+    day = parse_date_arg(today, "today")
+    memory, results, model = _recall(ctx, user, question, cfg)
+    rows = merge_rows(memory, results)
+    context = RenderContext(
+        question=question,
+        today=day,
+        vector_off=results.vector_off,
+        model=model,
+        messages=len(memory.turns),
+        messages_without_vectors=memory.turns_without_vectors,
+        turn_chars=cfg.turn_chars,
+        explain=cfg.explain,
+        max_chars=cfg.max_chars,
+    )
+    text, recalled = render_rows(memory, rows, context)
+    return mgp.Record(text=text, recalled=recalled)
+
+
+def _edge(ctx: mgp.ProcCtx, head_id: int, edge_id: int) -> Any:
+    for edge in ctx.graph.get_vertex_by_id(head_id).out_edges:
+        if edge.id == edge_id:
+            return edge
+    raise LookupError(f"relationship {edge_id} vanished during the call")
+
+
+@mgp.read_proc
+def lanes(
+    ctx: mgp.ProcCtx,
+    user: mgp.Any,
+    question: str,
+    config: mgp.Map = {},  # noqa: B006 - Memgraph rebuilds defaults on every call
+) -> mgp.Record(
+    lane=str,
+    rank=int,
+    score=float,
+    node=mgp.Nullable[mgp.Vertex],
+    relationship=mgp.Nullable[mgp.Edge],
+    key=str,
+    turn=mgp.Nullable[str],
+    passage=mgp.Nullable[int],
+    text=str,
+):
+    """Every lane's hits, ranked, before merging: graph objects included so Cypher can go on from them."""
+    question = _question(question)
+    cfg = parse_config(config, "lanes")
+    memory, results, _ = _recall(ctx, user, question, cfg)
+    records = []
+    for lane in (*LANES, *DERIVED):
+        for hit in results.of(lane):
+            node = relationship = turn = passage = None
+            if hit.kind == "turn":
+                item = memory.turns[hit.index]
+                node, key, turn, passage = (
+                    ctx.graph.get_vertex_by_id(item.vertex_id),
+                    item.action_id,
+                    item.action_id,
+                    hit.passage,
+                )
+                text = item.passages[hit.passage] if hit.passage is not None else item.text
+            elif hit.kind == "memory":
+                item = memory.memories[hit.index]
+                node, key, passage = ctx.graph.get_vertex_by_id(item.vertex_id), item.memory_id, hit.passage
+                text = item.passages[hit.passage] if hit.passage is not None else item.content
+            elif hit.kind == "entity":
+                item = memory.entities[hit.index]
+                node, key, text = ctx.graph.get_vertex_by_id(item.vertex_id), item.text, item.text
+            else:
+                item = memory.facts[hit.index]
+                relationship, key, turn, text = (
+                    _edge(ctx, item.head_vertex_id, item.edge_id),
+                    item.identity,
+                    item.source_id,
+                    item.text,
+                )
+            records.append(
+                mgp.Record(
+                    lane=lane,
+                    rank=hit.rank,
+                    score=float(hit.score),
+                    node=node,
+                    relationship=relationship,
+                    key=key,
+                    turn=turn,
+                    passage=passage,
+                    text=text,
+                )
+            )
+    return records
+
+
+@mgp.write_proc
+def embed(
+    ctx: mgp.ProcCtx,
+    config: mgp.Map = {},  # noqa: B006 - Memgraph rebuilds defaults on every call
+) -> mgp.Record(messages=int, entities=int, edges=int, memories=int, remaining=int, model=str):
+    """Catch-up: embed up to `limit` units without a current vector from the model; callers loop."""
+    cfg = parse_config(config, "embed")
+    model = MODELS.check_name(cfg.embedding_model)
+    state = MODELS.state(model)
+    if not state.loaded:
+        raise RuntimeError(f"embedding_model {model!r} could not load: {state.failure}")
+    units = _units(ctx, cfg.user)
+    plan = plan_embedding(units.units, model, state.dimension, cfg.limit)
+    vectors = compute_vectors(
+        plan.todo,
+        lambda texts: MODELS.embed_documents(texts, model, cfg.batch_size),
+        cfg.batch_size,
+        ctx.check_must_abort,
+    )
+    counts = write_vectors(plan.todo, vectors, model)
+    return mgp.Record(
+        messages=counts["messages"],
+        entities=counts["entities"],
+        edges=counts["edges"],
+        memories=counts["memories"],
+        remaining=plan.remaining,
+        model=model,
+    )
+
+
+def _units(ctx: mgp.ProcCtx, user: str | None) -> Units:
+    if user is None:
+        return all_units(ctx.graph.vertices, ctx.check_must_abort)
+    index = graph_index(ctx)
+    vertex = find_user(ctx, user, index)
+    if vertex is None:
+        return Units([], Counter())
+    return owned_units(collect_owned(vertex, index, ctx.check_must_abort))
+
+
+@mgp.read_proc
+def status(
+    ctx: mgp.ProcCtx,
+    config: mgp.Map = {},  # noqa: B006 - Memgraph rebuilds defaults on every call
+) -> mgp.Record(
+    section=str, name=str, model=mgp.Nullable[str], count=mgp.Nullable[int], detail=mgp.Nullable[str]
+):
+    """The doctor: version, configured models (loaded, dimension), units with/without vectors, malformed."""
+    cfg = parse_config(config, "status")
+    names = [MODELS.check_name(cfg.embedding_model)] if cfg.embedding_model else list(MODELS.names)
+    states = [MODELS.state(name) for name in names]
+    rows = [
+        status_row("module", "version", detail=VERSION),
+        status_row("module", "default_model", MODELS.default_model),
+    ]
+    if MODELS.settings.problem:
+        rows.append(status_row("module", "configuration", detail=MODELS.settings.problem))
+    if cfg.user is not None:
+        known = bool(graph_index(ctx).users.get(cfg.user))
+        rows.append(status_row("module", "user", detail=cfg.user if known else f"{cfg.user} (not found)"))
+    rows += model_rows(states, MODELS.default_model)
+    rows += unit_rows(_units(ctx, cfg.user), states)
+    return [mgp.Record(**row) for row in rows]

@@ -1,0 +1,175 @@
+"""The units recall embeds, in the upstream's shapes, and the `recall.embed` catch-up over them.
+
+Units: a message's passages (`passage_embeddings`), an entity's `text` (`embedding`), a fact's
+`"<head or 'user'> <type words> <tail or 'user'>. <text>"` (`embedding`), a note's passages
+(`passage_embeddings`). A unit needs embedding unless it holds a current vector from the model
+(`vectors.classify`), so a model change re-embeds instead of mixing vectors.
+
+`plan_embedding` + `compute_vectors` + `write_vectors` keep "compute everything, then write": a failure
+or an abort while the model runs leaves the graph exactly as it was.
+"""
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .memory import MESSAGE_TYPES, fact_embedding_text, passages_of
+from .ownership import STRUCTURAL_LABELS, STRUCTURAL_TYPES, OwnedGraph, labels_of
+from .vectors import CURRENT, classify
+
+KINDS = ("messages", "entities", "edges", "memories")
+_VECTOR_KEY = {
+    "messages": "passage_embeddings",
+    "memories": "passage_embeddings",
+    "entities": "embedding",
+    "edges": "embedding",
+}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One thing that carries vectors: the live vertex/edge and the texts its vectors are of."""
+
+    kind: str
+    target: Any
+    texts: tuple[str, ...]
+
+    @property
+    def by_passage(self) -> bool:
+        return _VECTOR_KEY[self.kind] == "passage_embeddings"
+
+    def stored(self) -> tuple[Any, Any]:
+        props = self.target.properties
+        return props.get("embedding_model"), props.get(_VECTOR_KEY[self.kind])
+
+    def status(self, model: str, dim: int | None) -> str:
+        stored_model, vectors = self.stored()
+        passages = len(self.texts) if self.by_passage else None
+        return classify(stored_model, vectors, model, dim, passages)[0]
+
+
+@dataclass
+class Units:
+    units: list[Unit]
+    malformed: Counter
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _message_unit(vertex: Any, malformed: Counter) -> Unit | None:
+    text = _text(vertex.properties.get("text"))
+    if text is None:
+        if vertex.properties.get("action_type") in MESSAGE_TYPES:
+            malformed["message: no text"] += 1
+        return None
+    return Unit("messages", vertex, passages_of(text))
+
+
+def _entity_unit(vertex: Any, malformed: Counter) -> Unit | None:
+    text = _text(vertex.properties.get("text"))
+    if text is None:
+        malformed["entity: no text"] += 1
+        return None
+    return Unit("entities", vertex, (text,))
+
+
+def _memory_unit(vertex: Any, malformed: Counter) -> Unit | None:
+    content = _text(vertex.properties.get("content"))
+    if content is None:
+        malformed["memory: no content"] += 1
+        return None
+    return Unit("memories", vertex, passages_of(content))
+
+
+def _fact_unit(edge: Any, head_is_user: bool, tail_is_user: bool, malformed: Counter) -> Unit | None:
+    text = _text(edge.properties.get("text"))
+    head = "user" if head_is_user else _text(edge.from_vertex.properties.get("text"))
+    tail = "user" if tail_is_user else _text(edge.to_vertex.properties.get("text"))
+    if text is None or head is None or tail is None:
+        malformed["fact: no text (or an endpoint without text)"] += 1
+        return None
+    return Unit("edges", edge, (fact_embedding_text(head, edge.type.name, tail, text),))
+
+
+def owned_units(owned: OwnedGraph) -> Units:
+    """One user's units (what recall would read for them)."""
+    malformed: Counter = Counter()
+    units = [_message_unit(a.vertex, malformed) for a in owned.actions]
+    units += [_entity_unit(v, malformed) for v in owned.entities]
+    units += [_fact_unit(f.edge, f.head_is_user, f.tail_is_user, malformed) for f in owned.facts]
+    units += [_memory_unit(v, malformed) for v in owned.memories]
+    return Units([u for u in units if u is not None], malformed)
+
+
+def all_units(vertices: Iterable[Any], abort: Callable[[], None]) -> Units:
+    """Every unit in the graph, whoever owns it (the default of `recall.embed`)."""
+    malformed: Counter = Counter()
+    found: dict[str, list[Unit | None]] = {kind: [] for kind in KINDS}
+    for count, vertex in enumerate(vertices):
+        if count % 512 == 0:
+            abort()
+        names = labels_of(vertex)
+        if "Action" in names:
+            found["messages"].append(_message_unit(vertex, malformed))
+        elif "Memory" in names:
+            found["memories"].append(_memory_unit(vertex, malformed))
+        elif not names & STRUCTURAL_LABELS and any(e.type.name == "MENTIONED_IN" for e in vertex.out_edges):
+            found["entities"].append(_entity_unit(vertex, malformed))
+        if names & STRUCTURAL_LABELS and "User" not in names:
+            continue
+        for edge in vertex.out_edges:
+            if edge.type.name in STRUCTURAL_TYPES or edge.properties.get("source_id") is None:
+                continue
+            head_user, tail_user = "User" in names, "User" in labels_of(edge.to_vertex)
+            if labels_of(edge.to_vertex) & STRUCTURAL_LABELS and not tail_user:
+                continue
+            if head_user and tail_user:
+                continue
+            found["edges"].append(_fact_unit(edge, head_user, tail_user, malformed))
+    return Units([u for kind in KINDS for u in found[kind] if u is not None], malformed)
+
+
+@dataclass(frozen=True)
+class EmbedPlan:
+    todo: list[Unit]
+    remaining: int
+
+
+def plan_embedding(units: Sequence[Unit], model: str, dim: int, limit: int) -> EmbedPlan:
+    """The first `limit` units without a current vector from `model`, and how many are left after them."""
+    missing = [u for u in units if u.status(model, dim) != CURRENT]
+    return EmbedPlan(missing[:limit], max(0, len(missing) - limit))
+
+
+def compute_vectors(
+    todo: Sequence[Unit], embed: Callable[[list[str]], np.ndarray], batch_size: int, abort: Callable[[], None]
+) -> list[list[list[float]]]:
+    """Each unit's vectors (one per text), as plain float lists; nothing is written here."""
+    texts = [t for unit in todo for t in unit.texts]
+    parts = []
+    for start in range(0, len(texts), batch_size):
+        abort()
+        parts.append(np.asarray(embed(texts[start : start + batch_size]), dtype=np.float32))
+    abort()
+    flat = np.concatenate(parts).tolist() if parts else []
+    vectors, cursor = [], 0
+    for unit in todo:
+        vectors.append(flat[cursor : cursor + len(unit.texts)])
+        cursor += len(unit.texts)
+    return vectors
+
+
+def write_vectors(todo: Sequence[Unit], vectors: Sequence[list[list[float]]], model: str) -> Counter:
+    """Store the computed vectors and the model name; counts per kind."""
+    counts: Counter = Counter()
+    for unit, unit_vectors in zip(todo, vectors, strict=True):
+        props = unit.target.properties
+        props.set(_VECTOR_KEY[unit.kind], unit_vectors if unit.by_passage else unit_vectors[0])
+        props.set("embedding_model", model)
+        counts[unit.kind] += 1
+    return counts

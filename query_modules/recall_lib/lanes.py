@@ -1,0 +1,341 @@
+"""The six recall lanes, plus the facts and turns they lead to, over one `UserMemory`.
+
+Every lane runs over the user's own data only (the snapshot holds nothing else), with exact cosine
+over L2-normalised float32 rows (numpy) or BM25 over the user's own messages. Ties are broken by the
+item's position in the snapshot (turns are in time order), so the same question gives the same rows.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from .config import RecallConfig
+from .memory import Fact, UserMemory, VectorSet
+from .textindex import overlap_best, query_terms, tokenize
+
+#: Derived steps: the facts an entity hit brings, the facts of text-lane turns (degraded mode only),
+#: and the source turns of all facts found.
+DERIVED = ("entity_facts", "turn_facts", "fact_turns")
+KIND = {
+    "memories": "memory",
+    "turns": "turn",
+    "text": "turn",
+    "fact_turns": "turn",
+    "entities": "entity",
+    "facts": "fact",
+    "user_facts": "fact",
+    "entity_facts": "fact",
+    "turn_facts": "fact",
+}
+VECTOR_LANES = ("turns", "entities", "facts", "user_facts")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One item a lane found: `index` points into the snapshot list of the lane's kind."""
+
+    lane: str
+    rank: int  # 1-based, within the lane
+    score: float
+    index: int
+    passage: int | None = None  # the passage that matched (turns and memories)
+    via: str | None = None  # how a derived hit was reached, for `explain`
+
+    @property
+    def kind(self) -> str:
+        return KIND[self.lane]
+
+
+@dataclass(frozen=True)
+class LaneResults:
+    hits: dict[str, tuple[Hit, ...]]  # lane -> hits in rank order (lanes that ran only)
+    vector_off: str | None  # why the vector lanes did not run, or None
+    terms: tuple[str, ...]  # the question's search terms
+
+    def of(self, lane: str) -> tuple[Hit, ...]:
+        return self.hits.get(lane, ())
+
+
+def run_lanes(
+    memory: UserMemory,
+    question: str,
+    query: np.ndarray | None,
+    settings: RecallConfig,
+    embed_types: Callable[[Sequence[str]], np.ndarray],
+    vector_off: str | None,
+) -> LaneResults:
+    """All lanes `settings.lanes` names; vector lanes only when `vector_off` is None and `query` given."""
+    terms = tuple(query_terms(question, memory.text_index))
+    turn_ok = turn_mask(memory, settings)
+    fact_ok = fact_mask(memory, settings, turn_ok)
+    vectors_on = vector_off is None and query is not None
+    wanted = set(settings.lanes)
+    hits: dict[str, tuple[Hit, ...]] = {}
+    if "memories" in wanted:
+        hits["memories"] = memories_lane(memory, query if vectors_on else None, terms, settings)
+    if "text" in wanted:
+        hits["text"] = text_lane(memory, terms, turn_ok, settings.text_k)
+    if vectors_on:
+        if "turns" in wanted:
+            hits["turns"] = _vector_hits(
+                "turns", memory.turn_vectors, query, turn_ok, settings.turns_k, settings.min_score
+            )
+        if "entities" in wanted:
+            hits["entities"] = _vector_hits(
+                "entities", memory.entity_vectors, query, None, settings.entities_k, settings.min_score
+            )
+            hits["entity_facts"] = entity_facts(memory, hits["entities"], fact_ok, settings.edges_per_entity)
+        if "facts" in wanted:
+            hits["facts"] = _vector_hits(
+                "facts", memory.fact_vectors, query, fact_ok, settings.facts_k, settings.min_score
+            )
+        if "user_facts" in wanted:
+            hits["user_facts"] = user_facts_lane(memory, query, fact_ok, settings, embed_types)
+    elif "text" in wanted:
+        hits["turn_facts"] = turn_facts(memory, hits["text"], fact_ok, settings.facts_k)
+    fact_hits = [
+        h for lane in ("entity_facts", "facts", "user_facts", "turn_facts") for h in hits.get(lane, ())
+    ]
+    if fact_hits:
+        hits["fact_turns"] = fact_turns(memory, fact_hits, turn_ok, settings.fact_turns_k)
+    return LaneResults(hits, vector_off, terms)
+
+
+# -- filters -------------------------------------------------------------------------------------
+def _in_window(moment: datetime | None, settings: RecallConfig) -> bool:
+    if settings.since is None and settings.until is None:
+        return True
+    return moment is not None and settings.in_window(moment)  # no time: not shown to be inside
+
+
+def turn_mask(memory: UserMemory, settings: RecallConfig) -> np.ndarray:
+    """Turns that pass `since`/`until` and `exclude_sessions`."""
+    excluded = settings.exclude_sessions
+    return np.fromiter(
+        (_in_window(t.timestamp, settings) and t.session_id not in excluded for t in memory.turns),
+        dtype=bool,
+        count=len(memory.turns),
+    )
+
+
+def fact_mask(memory: UserMemory, settings: RecallConfig, turn_ok: np.ndarray) -> np.ndarray:
+    """Facts in the window (by `valid_at`, else their source turn's time) and not from an excluded session."""
+    excluded = settings.exclude_sessions
+
+    def keep(fact: Fact) -> bool:
+        if memory.fact_session(fact) in excluded:
+            return False
+        turn = memory.fact_turn(fact)
+        moment = fact.valid_at or (memory.turns[turn].timestamp if turn is not None else None)
+        return _in_window(moment, settings)
+
+    return np.fromiter((keep(f) for f in memory.facts), dtype=bool, count=len(memory.facts))
+
+
+# -- vector search -------------------------------------------------------------------------------
+def top_items(
+    vectors: VectorSet, query: np.ndarray, allowed: np.ndarray | None, k: int, min_score: float | None
+) -> list[tuple[int, float, int]]:
+    """The `k` items with the best passage cosine: (item, score, passage), best first.
+
+    Exact: every row of the user's vectors is scored. Ties go to the lower item index.
+    """
+    if k <= 0 or len(vectors) == 0:
+        return []
+    scores = vectors.matrix @ query
+    rows = np.ones(len(scores), dtype=bool) if allowed is None else allowed[vectors.owner]
+    if min_score is not None:
+        rows &= scores >= min_score
+    if not rows.any():
+        return []
+    owner, passage, scores = vectors.owner[rows], vectors.passage[rows], scores[rows]
+    # Best row per item: order rows by (item, -score, passage) and keep each item's first row.
+    order = np.lexsort((passage, -scores, owner))
+    first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
+    best_items, best_scores, best_passages = owner[first], scores[first], passage[first]
+    if len(first) > k:
+        keep = np.argpartition(-best_scores, k - 1)[:k]
+        # argpartition may cut inside a tie: widen to every item scoring at least the k-th score
+        threshold = best_scores[keep].min()
+        keep = np.flatnonzero(best_scores >= threshold)
+        best_items, best_scores, best_passages = best_items[keep], best_scores[keep], best_passages[keep]
+    ranked = np.lexsort((best_items, -best_scores))[:k]
+    return [(int(best_items[i]), float(best_scores[i]), int(best_passages[i])) for i in ranked]
+
+
+def _vector_hits(
+    lane: str,
+    vectors: VectorSet,
+    query: np.ndarray,
+    allowed: np.ndarray | None,
+    k: int,
+    min_score: float | None,
+) -> tuple[Hit, ...]:
+    with_passage = lane in ("turns", "memories")
+    return tuple(
+        Hit(lane, rank, score, item, passage if with_passage else None)
+        for rank, (item, score, passage) in enumerate(top_items(vectors, query, allowed, k, min_score), 1)
+    )
+
+
+# -- lanes -----------------------------------------------------------------------------------------
+def memories_lane(
+    memory: UserMemory, query: np.ndarray | None, terms: Sequence[str], settings: RecallConfig
+) -> tuple[Hit, ...]:
+    """The user's saved notes: nearest by vector over passages, then (to fill the width) by words.
+
+    Notes are few and deliberate, so they also come by words when vectors are off.
+    """
+    k = settings.memories_k
+    found = [] if query is None else top_items(memory.memory_vectors, query, None, k, settings.min_score)
+    seen = {item for item, _, _ in found}
+    if len(found) < k and terms:
+        idx, scores = memory.memory_text_index.search(list(terms), k)
+        for item, score in zip(idx, scores, strict=True):
+            item = int(item)
+            if item not in seen and len(found) < k:
+                seen.add(item)
+                found.append((item, float(score), overlap_best(memory.memories[item].passages, terms)))
+    return tuple(
+        Hit("memories", rank, score, item, passage) for rank, (item, score, passage) in enumerate(found, 1)
+    )
+
+
+def text_lane(memory: UserMemory, terms: Sequence[str], turn_ok: np.ndarray, k: int) -> tuple[Hit, ...]:
+    """BM25 over the user's own messages: finds exact words (names, numbers) vectors blur."""
+    if k <= 0 or not terms or not turn_ok.any():
+        return ()
+    idx, scores = memory.text_index.search(list(terms), k, allowed=turn_ok)
+    return tuple(
+        Hit("text", rank, float(score), int(i), overlap_best(memory.turns[int(i)].passages, terms))
+        for rank, (i, score) in enumerate(zip(idx, scores, strict=True), 1)
+    )
+
+
+def entity_facts(
+    memory: UserMemory, entity_hits: Sequence[Hit], fact_ok: np.ndarray, per_entity: int
+) -> tuple[Hit, ...]:
+    """Each entity hit's most confident facts (the user's own, inside the filters)."""
+    found: list[Hit] = []
+    seen: set[int] = set()
+    for hit in entity_hits:
+        entity = memory.entities[hit.index]
+        chosen = [f for f in entity.facts if fact_ok[f] and f not in seen][:per_entity]
+        for f in chosen:
+            seen.add(f)
+            confidence = memory.facts[f].confidence
+            found.append(
+                Hit(
+                    "entity_facts",
+                    len(found) + 1,
+                    confidence if confidence is not None else 0.0,
+                    f,
+                    via=f'entity "{entity.text}"',
+                )
+            )
+    return tuple(found)
+
+
+def user_facts_lane(
+    memory: UserMemory,
+    query: np.ndarray,
+    fact_ok: np.ndarray,
+    settings: RecallConfig,
+    embed_types: Callable[[Sequence[str]], np.ndarray],
+) -> tuple[Hit, ...]:
+    """Facts of the relation types nearest the question, across all sessions.
+
+    Counting questions ("how many weddings did I attend") need every fact of one kind, which neither
+    nearest-fact search nor words find reliably; the relation type is what groups them.
+    """
+    if settings.user_fact_types <= 0 or settings.user_facts_k <= 0:
+        return ()
+    types = sorted({memory.facts[i].type for i in np.flatnonzero(fact_ok)})
+    if not types:
+        return ()
+    texts = [relation_text(t, memory.relation_descriptions.get(t)) for t in types]
+    type_scores = np.asarray(embed_types(texts), dtype=np.float32) @ query
+    order = np.lexsort((np.arange(len(types)), -type_scores))[: settings.user_fact_types]
+    chosen = {types[i]: float(type_scores[i]) for i in order}
+    allowed = fact_ok & np.fromiter(
+        (f.type in chosen for f in memory.facts), dtype=bool, count=len(memory.facts)
+    )
+    return tuple(
+        Hit("user_facts", rank, score, item, via=f"type {memory.facts[item].type}")
+        for rank, (item, score, _) in enumerate(
+            top_items(memory.fact_vectors, query, allowed, settings.user_facts_k, settings.min_score), 1
+        )
+    )
+
+
+def relation_text(rel_type: str, description: str | None) -> str:
+    """`"<type words>: <description>"`, the text a relation type is compared to the question by."""
+    words = rel_type.replace("_", " ").lower()
+    return f"{words}: {description}" if description else words
+
+
+def turn_facts(memory: UserMemory, text_hits: Sequence[Hit], fact_ok: np.ndarray, k: int) -> tuple[Hit, ...]:
+    """Degraded mode: the facts read from the turns the text lane found, most confident first."""
+    by_source: dict[str, list[int]] = {}
+    for i, fact in enumerate(memory.facts):
+        if fact_ok[i]:
+            by_source.setdefault(fact.source_id, []).append(i)
+    found: list[Hit] = []
+    for hit in text_hits:
+        turn = memory.turns[hit.index]
+        facts = sorted(
+            by_source.get(turn.action_id, ()), key=lambda i: (-(memory.facts[i].confidence or 0.0), i)
+        )
+        for f in facts:
+            if len(found) >= k:
+                return tuple(found)
+            confidence = memory.facts[f].confidence
+            found.append(
+                Hit(
+                    "turn_facts",
+                    len(found) + 1,
+                    confidence if confidence is not None else 0.0,
+                    f,
+                    via=f"turn {turn.action_id}",
+                )
+            )
+    return tuple(found)
+
+
+def fact_turns(memory: UserMemory, fact_hits: Sequence[Hit], turn_ok: np.ndarray, k: int) -> tuple[Hit, ...]:
+    """The turns the facts were read from, best-ranked facts first, each shown at the fact's sentence."""
+    ordered = sorted(fact_hits, key=lambda h: (h.rank, DERIVED_ORDER.get(h.lane, 9)))
+    found: list[Hit] = []
+    seen: set[int] = set()
+    for hit in ordered:
+        if len(found) >= k:
+            break
+        fact = memory.facts[hit.index]
+        turn = memory.fact_turn(fact)
+        if turn is None or turn in seen or not turn_ok[turn]:
+            continue
+        seen.add(turn)
+        found.append(
+            Hit(
+                "fact_turns",
+                len(found) + 1,
+                hit.score,
+                turn,
+                sentence_passage(memory.turns[turn].passages, fact.text),
+                via=f"fact {fact.identity}",
+            )
+        )
+    return tuple(found)
+
+
+DERIVED_ORDER = {"facts": 0, "user_facts": 1, "entity_facts": 2, "turn_facts": 3}
+
+
+def sentence_passage(passages: Sequence[str], sentence: str) -> int:
+    """The passage holding a fact's sentence (verbatim, else sharing most of its words)."""
+    for i, passage in enumerate(passages):
+        if sentence and sentence in passage:
+            return i
+    return overlap_best(passages, tokenize(sentence))

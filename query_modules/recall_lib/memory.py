@@ -1,0 +1,438 @@
+"""`UserMemory`: a plain-data snapshot of one user's recallable data for one embedding model.
+
+This is the seam for the per-user cache: lanes run over a `UserMemory` and the question only, and the
+snapshot holds no mgp objects (those die with the procedure call), just ids, strings and numpy arrays.
+`build_user_memory` is the one place that reads the graph for recall.
+"""
+
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from .ownership import GraphIndex, OwnedGraph, collect_owned, id_text
+from .passages import PASSAGE_CHARS, split_passages
+from .textindex import BM25Index
+from .timeparse import to_utc
+from .vectors import MALFORMED, NOT_FINITE, classify
+
+MESSAGE_TYPES = ("user_message", "assistant_message")
+_DEFAULT_SPEAKERS = {"user_message": "user", "assistant_message": "assistant"}
+
+
+@dataclass(frozen=True)
+class Turn:
+    vertex_id: int
+    action_id: str
+    session_id: str | None
+    timestamp: datetime | None  # aware, UTC
+    speaker: str
+    action_type: str
+    text: str
+    passages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Entity:
+    vertex_id: int
+    text: str
+    facts: tuple[int, ...]  # indices into UserMemory.facts, most confident first
+
+
+@dataclass(frozen=True)
+class Fact:
+    edge_id: int
+    head_vertex_id: int
+    tail_vertex_id: int
+    head: str  # entity text, or "user"
+    type: str
+    tail: str
+    source_id: str
+    text: str
+    valid_at: datetime | None
+    role: str | None
+    confidence: float | None
+
+    @property
+    def identity(self) -> str:
+        return f"{self.head} -[{self.type}]-> {self.tail} @{self.source_id}"
+
+    @property
+    def embedding_text(self) -> str:
+        return fact_embedding_text(self.head, self.type, self.tail, self.text)
+
+
+@dataclass(frozen=True)
+class Note:
+    """A Memory vertex: a note the user saved deliberately."""
+
+    vertex_id: int
+    memory_id: str
+    path: str
+    content: str
+    updated_at: datetime | None
+    passages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VectorSet:
+    """L2-normalised float32 rows and, per row, the item (and passage) it belongs to."""
+
+    matrix: np.ndarray
+    owner: np.ndarray
+    passage: np.ndarray
+
+    @classmethod
+    def empty(cls, dim: int | None) -> "VectorSet":
+        return cls(np.zeros((0, dim or 0), dtype=np.float32), np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+    def __len__(self) -> int:
+        return int(self.matrix.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.matrix.nbytes + self.owner.nbytes + self.passage.nbytes)
+
+
+@dataclass(frozen=True)
+class UserMemory:
+    user_vertex_id: int
+    user_id: str | None
+    model: str
+    dimension: int | None  # None when the model is not loaded: no vectors are used
+    turns: tuple[Turn, ...]  # in time order (no timestamp last)
+    turn_vectors: VectorSet
+    entities: tuple[Entity, ...]
+    entity_vectors: VectorSet
+    facts: tuple[Fact, ...]
+    fact_vectors: VectorSet
+    memories: tuple[Note, ...]
+    memory_vectors: VectorSet
+    text_index: BM25Index  # over turn texts
+    memory_text_index: BM25Index  # over note contents
+    turn_by_action: Mapping[str, int]
+    action_sessions: Mapping[str, str | None]  # every owned action id -> its session id
+    relation_descriptions: Mapping[str, str]
+    turns_without_vectors: int
+    malformed: Mapping[str, int]
+
+    @property
+    def nbytes(self) -> int:
+        """Approximate size, for a byte-bounded cache."""
+        strings = sum(len(t.text) * 2 + 200 for t in self.turns)
+        strings += sum(len(f.text) + 200 for f in self.facts) + sum(len(e.text) + 100 for e in self.entities)
+        strings += sum(len(n.content) * 2 + 200 for n in self.memories)
+        vectors = sum(
+            v.nbytes for v in (self.turn_vectors, self.entity_vectors, self.fact_vectors, self.memory_vectors)
+        )
+        return int(strings + vectors + self.text_index.nbytes + self.memory_text_index.nbytes)
+
+    @classmethod
+    def empty(cls, user_vertex_id: int, user_id: str | None, model: str, dim: int | None) -> "UserMemory":
+        """The memory of a user with nothing recallable (an unknown user is an empty memory)."""
+        none = VectorSet.empty(dim)
+        return cls(
+            user_vertex_id,
+            user_id,
+            model,
+            dim,
+            (),
+            none,
+            (),
+            none,
+            (),
+            none,
+            (),
+            none,
+            BM25Index.build([]),
+            BM25Index.build([]),
+            {},
+            {},
+            {},
+            0,
+            {},
+        )
+
+    @property
+    def has_vectors(self) -> bool:
+        return any(
+            len(v) for v in (self.turn_vectors, self.entity_vectors, self.fact_vectors, self.memory_vectors)
+        )
+
+    @property
+    def has_units(self) -> bool:
+        return bool(self.turns or self.entities or self.facts or self.memories)
+
+    def fact_session(self, fact: Fact) -> str | None:
+        return self.action_sessions.get(fact.source_id)
+
+    def fact_turn(self, fact: Fact) -> int | None:
+        return self.turn_by_action.get(fact.source_id)
+
+
+def fact_embedding_text(head: str, rel_type: str, tail: str, text: str) -> str:
+    """The text a fact's vector is of, exactly as the upstream embeds it."""
+    return f"{head} {rel_type.replace('_', ' ')} {tail}. {text}"
+
+
+def passages_of(text: str) -> tuple[str, ...]:
+    """Passages as the upstream cuts them; a text within one passage's length is its own passage."""
+    return (text,) if len(text) <= PASSAGE_CHARS else tuple(split_passages(text))
+
+
+class _Vectors:
+    """Collects stored vectors of one unit kind, checks them, and builds the VectorSet."""
+
+    def __init__(self, kind: str, model: str, dim: int | None, malformed: Counter) -> None:
+        self.kind, self.model, self.dim, self.malformed = kind, model, dim, malformed
+        self.rows: list[Sequence[float]] = []
+        self.owner: list[int] = []
+        self.passage: list[int] = []
+
+    def add(self, owner: int, stored_model: Any, vectors: Any, passages: int | None) -> bool:
+        """Add a unit's vectors (`passages` rows, or one `embedding` row when None).
+
+        False when the unit has no usable vector from this model; malformed vectors are counted.
+        """
+        if self.dim is None:
+            return False
+        status, rows = classify(stored_model, vectors, self.model, self.dim, passages, check_values=False)
+        if status.startswith(MALFORMED):
+            self.malformed[f"{self.kind}: {status.removeprefix(MALFORMED)}"] += 1
+        if rows is None:
+            return False
+        self.rows.extend(rows)
+        self.owner.extend([owner] * len(rows))
+        self.passage.extend(range(len(rows)))
+        return True
+
+    def build(self) -> tuple[VectorSet, set[int]]:
+        """The VectorSet, and the owners dropped for non-numeric, non-finite or zero vectors."""
+        if not self.rows:
+            return VectorSet.empty(self.dim), set()
+        owner = np.asarray(self.owner, dtype=np.int64)
+        try:
+            matrix = np.asarray(self.rows, dtype=np.float32)
+        except (TypeError, ValueError):
+            matrix = np.stack([_row_or_nan(r, self.dim) for r in self.rows])
+        norms = np.linalg.norm(matrix, axis=1)
+        bad_rows = ~np.isfinite(norms) | (norms == 0)
+        bad = set(owner[bad_rows].tolist())
+        if bad:
+            self.malformed[f"{self.kind}: {NOT_FINITE}"] += len(bad)
+            keep = ~np.isin(owner, list(bad))
+            matrix, norms, owner = matrix[keep], norms[keep], owner[keep]
+            passage = np.asarray(self.passage, dtype=np.int64)[keep]
+        else:
+            passage = np.asarray(self.passage, dtype=np.int64)
+        matrix = matrix / norms[:, None]
+        return VectorSet(np.ascontiguousarray(matrix, dtype=np.float32), owner, passage), bad
+
+
+def _row_or_nan(row: Sequence[Any], dim: int | None) -> np.ndarray:
+    try:
+        return np.asarray(row, dtype=np.float32)
+    except (TypeError, ValueError):
+        return np.full(dim or 0, np.nan, dtype=np.float32)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _time(value: Any, kind: str, malformed: Counter) -> datetime | None:
+    if value is None:
+        return None
+    parsed = to_utc(value)
+    if parsed is None:
+        malformed[f"{kind}: unreadable time"] += 1
+    return parsed
+
+
+def _confidence(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
+def build_user_memory(
+    user: Any, index: GraphIndex, model: str, dim: int | None, abort: Callable[[], None]
+) -> UserMemory:
+    """Read everything `user` (a User vertex) owns into a UserMemory for `model` (dimension `dim`)."""
+    owned = collect_owned(user, index, abort)
+    malformed: Counter = Counter()
+    turns, turn_vectors, without = _read_turns(owned, model, dim, malformed, abort)
+    facts, fact_vectors = _read_facts(owned, model, dim, malformed)
+    entities, entity_vectors = _read_entities(owned, facts, model, dim, malformed)
+    memories, memory_vectors = _read_memories(owned, model, dim, malformed)
+    abort()
+    return UserMemory(
+        user_vertex_id=user.id,
+        user_id=id_text(user.properties.get("user_id")),
+        model=model,
+        dimension=dim,
+        turns=turns,
+        turn_vectors=turn_vectors,
+        entities=entities,
+        entity_vectors=entity_vectors,
+        facts=facts,
+        fact_vectors=fact_vectors,
+        memories=memories,
+        memory_vectors=memory_vectors,
+        text_index=BM25Index.build([t.text for t in turns]),
+        memory_text_index=BM25Index.build([n.content for n in memories]),
+        turn_by_action={t.action_id: i for i, t in enumerate(turns)},
+        action_sessions={a.action_id: a.session_id for a in owned.actions},
+        relation_descriptions=_relation_descriptions(owned, malformed),
+        turns_without_vectors=without,
+        malformed=dict(malformed),
+    )
+
+
+def _read_turns(
+    owned: OwnedGraph, model: str, dim: int | None, malformed: Counter, abort: Callable[[], None]
+) -> tuple[tuple[Turn, ...], VectorSet, int]:
+    read: list[tuple[Turn, Any, Any]] = []
+    for count, item in enumerate(owned.actions):
+        if count % 512 == 0:
+            abort()
+        props = item.vertex.properties
+        action_type = props.get("action_type")
+        action_type = action_type if isinstance(action_type, str) else ""
+        text = _text(props.get("text"))
+        if text is None:
+            if action_type in MESSAGE_TYPES:
+                malformed["message: no text"] += 1
+            continue
+        speaker = (
+            _text(props.get("speaker")) or _DEFAULT_SPEAKERS.get(action_type) or action_type or "unknown"
+        )
+        turn = Turn(
+            item.vertex.id,
+            item.action_id,
+            item.session_id,
+            _time(props.get("timestamp"), "message", malformed),
+            speaker,
+            action_type,
+            text,
+            passages_of(text),
+        )
+        read.append((turn, props.get("embedding_model"), props.get("passage_embeddings")))
+    read.sort(key=lambda r: (r[0].timestamp is None, r[0].timestamp or datetime.min, r[0].action_id))
+    collector = _Vectors("message", model, dim, malformed)
+    with_vectors = sum(collector.add(i, m, v, len(t.passages)) for i, (t, m, v) in enumerate(read))
+    vectors, bad = collector.build()
+    without = len(read) - with_vectors + len(bad) if dim is not None else len(read)
+    return tuple(r[0] for r in read), vectors, without
+
+
+def _read_facts(
+    owned: OwnedGraph, model: str, dim: int | None, malformed: Counter
+) -> tuple[tuple[Fact, ...], VectorSet]:
+    facts: list[Fact] = []
+    collector = _Vectors("fact", model, dim, malformed)
+    for item in owned.facts:
+        edge, props = item.edge, item.edge.properties
+        text = _text(props.get("text"))
+        head = "user" if item.head_is_user else _text(edge.from_vertex.properties.get("text"))
+        tail = "user" if item.tail_is_user else _text(edge.to_vertex.properties.get("text"))
+        if text is None or head is None or tail is None:
+            malformed["fact: no text (or an endpoint without text)"] += 1
+            continue
+        role = _text(props.get("role"))
+        fact = Fact(
+            edge.id,
+            edge.from_vertex.id,
+            edge.to_vertex.id,
+            head,
+            edge.type.name,
+            tail,
+            item.source_id,
+            text,
+            _time(props.get("valid_at"), "fact", malformed),
+            role,
+            _confidence(props.get("confidence")),
+        )
+        collector.add(len(facts), props.get("embedding_model"), props.get("embedding"), None)
+        facts.append(fact)
+    vectors, _ = collector.build()
+    return tuple(facts), vectors
+
+
+def _read_entities(
+    owned: OwnedGraph, facts: tuple[Fact, ...], model: str, dim: int | None, malformed: Counter
+) -> tuple[tuple[Entity, ...], VectorSet]:
+    by_vertex: dict[int, list[int]] = {}
+    for i, fact in enumerate(facts):
+        by_vertex.setdefault(fact.head_vertex_id, []).append(i)
+        if fact.tail_vertex_id != fact.head_vertex_id:
+            by_vertex.setdefault(fact.tail_vertex_id, []).append(i)
+    entities: list[Entity] = []
+    collector = _Vectors("entity", model, dim, malformed)
+    for vertex in owned.entities:
+        props = vertex.properties
+        text = _text(props.get("text"))
+        if text is None:
+            malformed["entity: no text"] += 1
+            continue
+        ranked = sorted(
+            by_vertex.get(vertex.id, ()),
+            key=lambda i: (-(facts[i].confidence if facts[i].confidence is not None else -1.0), i),
+        )
+        collector.add(len(entities), props.get("embedding_model"), props.get("embedding"), None)
+        entities.append(Entity(vertex.id, text, tuple(ranked)))
+    vectors, _ = collector.build()
+    return tuple(entities), vectors
+
+
+def _read_memories(
+    owned: OwnedGraph, model: str, dim: int | None, malformed: Counter
+) -> tuple[tuple[Note, ...], VectorSet]:
+    notes: list[Note] = []
+    collector = _Vectors("memory", model, dim, malformed)
+    for vertex in owned.memories:
+        props = vertex.properties
+        content = _text(props.get("content"))
+        memory_id = id_text(props.get("memory_id"))
+        if content is None or memory_id is None:
+            malformed["memory: no content or memory_id"] += 1
+            continue
+        path = _text(props.get("path")) or memory_id
+        note = Note(
+            vertex.id,
+            memory_id,
+            path,
+            content,
+            _time(props.get("updated_at"), "memory", malformed),
+            passages_of(content),
+        )
+        collector.add(
+            len(notes), props.get("embedding_model"), props.get("passage_embeddings"), len(note.passages)
+        )
+        notes.append(note)
+    vectors, _ = collector.build()
+    return tuple(notes), vectors
+
+
+def _relation_descriptions(owned: OwnedGraph, malformed: Counter) -> dict[str, str]:
+    """Relation type -> description from the user's adopted ontologies (first description wins)."""
+    descriptions: dict[str, str] = {}
+    for vertex in owned.ontologies:
+        pool = vertex.properties.get("pool")
+        try:
+            data = json.loads(pool) if isinstance(pool, str) else pool
+            types = data.get("relation_types", []) if isinstance(data, dict) else None
+        except ValueError:
+            types = None
+        if not isinstance(types, (list, tuple)):
+            malformed["ontology: unreadable pool"] += 1
+            continue
+        for item in types:
+            if isinstance(item, dict) and _text(item.get("label")) and _text(item.get("description")):
+                descriptions.setdefault(item["label"], item["description"].strip())
+    return descriptions

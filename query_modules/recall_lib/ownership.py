@@ -1,0 +1,233 @@
+"""Who owns what: the security boundary of recall, failing closed.
+
+Works on mgp-like objects (`.id`, `.labels[*].name`, `.properties.get`, `.in_edges`, `.out_edges`,
+`edge.type.name`, `.from_vertex`, `.to_vertex`) without importing mgp, so it is testable anywhere.
+
+Rules (issue 3, "Ownership"):
+- a Session is the user's only when its sole HAD_SESSION parent is the user's vertex;
+- an Agent's actions count only when every Session with HAS_AGENT to it is the user's;
+- an Action counts only when every HAS_ACTION parent is one of the user's Sessions or Agents, and its
+  `action_id` is held by no Action outside that set anywhere in the graph (a collision belongs to neither);
+- an entity is the user's when one of its MENTIONED_IN edges lists a user's action id in `sources`;
+- a fact (any relationship with `source_id`, between entities or an entity and this User) is the
+  user's when `source_id` is one of the user's action ids;
+- a Memory is the user's when its sole HAS_MEMORY parent is the user's vertex.
+Nothing reachable only through shared chunks, entities or agents is ever collected.
+"""
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+STRUCTURAL_LABELS = frozenset({"User", "Session", "Action", "Agent", "Chunk", "Memory", "OntologyVersion"})
+STRUCTURAL_TYPES = frozenset(
+    {"HAD_SESSION", "HAS_ACTION", "HAS_AGENT", "HAS_CHUNK", "MENTIONED_IN", "HAS_MEMORY", "ADOPTED"}
+)
+_ABORT_EVERY = 512
+
+
+def labels_of(vertex: Any) -> frozenset[str]:
+    return frozenset(label.name for label in vertex.labels)
+
+
+def id_text(value: Any) -> str | None:
+    """An id property as text (`"7"` and `7` are the same id); anything else is no id."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return value if value else None
+    if isinstance(value, int):
+        return str(value)
+    return None
+
+
+def _no_abort() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class GraphIndex:
+    """The global view ownership needs: User vertices by user_id, Action vertices by action_id.
+
+    Built by one full vertex scan; the per-user cache can keep it and verify entries on use.
+    """
+
+    users: Mapping[str, tuple[int, ...]]
+    action_holders: Mapping[str, tuple[int, ...]]
+
+    @classmethod
+    def scan(cls, vertices: Iterable[Any], abort: Callable[[], None] = _no_abort) -> "GraphIndex":
+        users: dict[str, list[int]] = defaultdict(list)
+        holders: dict[str, list[int]] = defaultdict(list)
+        for count, vertex in enumerate(vertices):
+            if count % _ABORT_EVERY == 0:
+                abort()
+            names = labels_of(vertex)
+            if "Action" in names:
+                key = id_text(vertex.properties.get("action_id"))
+                if key is not None:
+                    holders[key].append(vertex.id)
+            if "User" in names:
+                key = id_text(vertex.properties.get("user_id"))
+                if key is not None:
+                    users[key].append(vertex.id)
+        return cls({k: tuple(v) for k, v in users.items()}, {k: tuple(v) for k, v in holders.items()})
+
+
+@dataclass(frozen=True)
+class OwnedAction:
+    vertex: Any
+    action_id: str
+    session_id: str | None
+
+
+@dataclass(frozen=True)
+class OwnedFact:
+    edge: Any
+    source_id: str
+    head_is_user: bool
+    tail_is_user: bool
+
+
+@dataclass
+class OwnedGraph:
+    """The live objects one user owns, valid only during the procedure call that collected them."""
+
+    user: Any
+    actions: list[OwnedAction] = field(default_factory=list)
+    entities: list[Any] = field(default_factory=list)
+    facts: list[OwnedFact] = field(default_factory=list)
+    memories: list[Any] = field(default_factory=list)
+    ontologies: list[Any] = field(default_factory=list)
+    skipped: Counter = field(default_factory=Counter)
+
+    @property
+    def action_ids(self) -> frozenset[str]:
+        return frozenset(a.action_id for a in self.actions)
+
+
+def _parents(vertex: Any, rel_type: str) -> set[int]:
+    return {e.from_vertex.id for e in vertex.in_edges if e.type.name == rel_type}
+
+
+def _children(vertex: Any, rel_type: str) -> list[Any]:
+    seen: dict[int, Any] = {}
+    for edge in vertex.out_edges:
+        if edge.type.name == rel_type:
+            seen.setdefault(edge.to_vertex.id, edge.to_vertex)
+    return list(seen.values())
+
+
+def collect_owned(user: Any, index: GraphIndex, abort: Callable[[], None] = _no_abort) -> OwnedGraph:
+    """Everything `user` (a User vertex) owns, by the rules in the module docstring."""
+    owned = OwnedGraph(user)
+    sessions = [
+        s
+        for s in _children(user, "HAD_SESSION")
+        if "Session" in labels_of(s) and _parents(s, "HAD_SESSION") == {user.id}
+    ]
+    session_ids = {s.id for s in sessions}
+
+    parents: dict[int, str | None] = {}  # owned Session/Agent vertex id -> session_id it stands for
+    candidates: dict[int, tuple[Any, str | None]] = {}
+    for session in sessions:
+        abort()
+        sid = id_text(session.properties.get("session_id"))
+        parents[session.id] = sid
+        for action in _children(session, "HAS_ACTION"):
+            candidates.setdefault(action.id, (action, sid))
+        for agent in _children(session, "HAS_AGENT"):
+            if "Agent" not in labels_of(agent) or not _parents(agent, "HAS_AGENT") <= session_ids:
+                owned.skipped["agent_shared_with_another_user"] += 1
+                continue
+            parents.setdefault(agent.id, sid)
+            for action in _children(agent, "HAS_ACTION"):
+                own_sid = id_text(action.properties.get("session_id"))
+                candidates.setdefault(action.id, (action, own_sid or sid))
+
+    structural: dict[int, tuple[Any, str, str | None]] = {}
+    for count, (action, sid) in enumerate(candidates.values()):
+        if count % _ABORT_EVERY == 0:
+            abort()
+        if "Action" not in labels_of(action) or not _parents(action, "HAS_ACTION") <= parents.keys():
+            owned.skipped["action_shared_with_another_user"] += 1
+            continue
+        action_id = id_text(action.properties.get("action_id"))
+        if action_id is None:
+            owned.skipped["action_without_id"] += 1
+            continue
+        structural[action.id] = (action, action_id, sid)
+    for action, action_id, sid in structural.values():
+        holders = set(index.action_holders.get(action_id, ()))
+        # The index must know this very vertex (a stale index fails closed), and no other holder of
+        # the id may lie outside what this user owns.
+        if action.id not in holders or not holders <= structural.keys():
+            owned.skipped["action_id_held_by_another_user"] += 1
+            continue
+        owned.actions.append(OwnedAction(action, action_id, sid))
+
+    _collect_entities(owned, abort)
+    _collect_facts(owned, abort)
+    for memory in _children(user, "HAS_MEMORY"):
+        if "Memory" in labels_of(memory) and _parents(memory, "HAS_MEMORY") == {user.id}:
+            owned.memories.append(memory)
+        else:
+            owned.skipped["memory_shared_with_another_user"] += 1
+    owned.ontologies = [o for o in _children(user, "ADOPTED") if "OntologyVersion" in labels_of(o)]
+    return owned
+
+
+def _collect_entities(owned: OwnedGraph, abort: Callable[[], None]) -> None:
+    action_ids = owned.action_ids
+    entities: dict[int, Any] = {}
+    chunks: dict[int, Any] = {}
+    for item in owned.actions:
+        for chunk in _children(item.vertex, "HAS_CHUNK"):
+            chunks.setdefault(chunk.id, chunk)
+    for count, chunk in enumerate(chunks.values()):
+        if count % _ABORT_EVERY == 0:
+            abort()
+        for edge in chunk.in_edges:
+            if edge.type.name != "MENTIONED_IN" or edge.from_vertex.id in entities:
+                continue
+            sources = edge.properties.get("sources")
+            if not isinstance(sources, (list, tuple)):
+                continue
+            if any(id_text(s) in action_ids for s in sources):
+                entity = edge.from_vertex
+                if labels_of(entity) & STRUCTURAL_LABELS:
+                    owned.skipped["entity_with_structural_label"] += 1
+                else:
+                    entities[entity.id] = entity
+    owned.entities = list(entities.values())
+
+
+def _collect_facts(owned: OwnedGraph, abort: Callable[[], None]) -> None:
+    action_ids = owned.action_ids
+    user_id = owned.user.id
+    seen: set[int] = set()
+
+    def endpoint(vertex: Any) -> str | None:
+        if vertex.id == user_id:
+            return "user"
+        return None if labels_of(vertex) & STRUCTURAL_LABELS else "entity"
+
+    for count, holder in enumerate([owned.user, *owned.entities]):
+        if count % _ABORT_EVERY == 0:
+            abort()
+        for edge in (*holder.out_edges, *holder.in_edges):
+            if edge.id in seen or edge.type.name in STRUCTURAL_TYPES:
+                continue
+            seen.add(edge.id)
+            source = edge.properties.get("source_id")
+            if source is None:
+                continue
+            source_id = id_text(source)
+            if source_id not in action_ids:
+                continue
+            head, tail = endpoint(edge.from_vertex), endpoint(edge.to_vertex)
+            if head is None or tail is None or (head == tail == "user"):
+                owned.skipped["fact_with_foreign_endpoint"] += 1
+                continue
+            owned.facts.append(OwnedFact(edge, source_id, head == "user", tail == "user"))

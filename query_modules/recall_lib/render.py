@@ -1,0 +1,225 @@
+"""Render merged rows as the text an LLM answers from, and as the `recalled` map (upstream `to_json()`).
+
+The header tells the reader how to use the rows (in our own words); each row is one line:
+`MEMORY [path, updated YYYY-MM-DD]: ...`, `FACT: head -[TYPE @ YYYY-MM-DD]-> tail -- speaker: "..."`,
+`TURN [session S, YYYY-MM-DDTHH:MM, speaker]: ...`. With `explain`, a row also says which lanes found
+it, at what rank and score, and how a derived row was reached.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from .lanes import Hit
+from .memory import Fact, Note, Turn, UserMemory
+from .rows import Row
+from .timeparse import format_day, format_minute
+
+ELLIPSIS = "…"
+NOTHING = "(nothing in memory matched)"
+RULES = (
+    "How to read these rows (all from this user's own past):",
+    '- A relative date in a row ("yesterday", "next week") counts from that row\'s date, not from today.',
+    "- To count or add up, list each distinct item once, then compute.",
+    "- When rows disagree, the most recent row wins.",
+    "- When asked for a recommendation, build on the preferences the rows show.",
+    "- If the rows do not show the answer, say that it is not in memory.",
+)
+MEMORY_RULE = (
+    "- MEMORY rows are notes the user saved on purpose: take them as current unless a later row "
+    "says otherwise."
+)
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """What the header states besides the rows."""
+
+    question: str
+    today: date | None
+    vector_off: str | None
+    model: str
+    messages: int
+    messages_without_vectors: int
+    turn_chars: int
+    explain: bool
+    max_chars: int | None
+
+
+def one_line(text: str) -> str:
+    """Rows are single lines: runs of whitespace (newlines included) become one space."""
+    return " ".join(text.split())
+
+
+def shown_text(text: str, passages: Sequence[str], matched: Sequence[int], limit: int) -> str:
+    """The whole text, or (when longer than `limit`) the matched passages with `…` where text is left out."""
+    if len(text) <= limit or not matched:
+        return one_line(text)
+    pieces: list[str] = [] if matched[0] == 0 else [ELLIPSIS]
+    previous = None
+    for index in matched:
+        if previous is not None and index != previous + 1:
+            pieces.append(ELLIPSIS)
+        pieces.append(one_line(passages[index]))
+        previous = index
+    if matched[-1] != len(passages) - 1:
+        pieces.append(ELLIPSIS)
+    return " ".join(pieces)
+
+
+def _explain(hits: Sequence[Hit]) -> str:
+    parts = []
+    for hit in hits:
+        part = f"{hit.lane} #{hit.rank} {hit.score:.2f}"
+        parts.append(f"{part} via {hit.via}" if hit.via else part)
+    return " {" + ", ".join(parts) + "}"
+
+
+def _turn_line(turn: Turn, row: Row, ctx: RenderContext) -> str:
+    where = [f"session {turn.session_id if turn.session_id is not None else '?'}"]
+    if turn.timestamp is not None:
+        where.append(format_minute(turn.timestamp))
+    where.append(turn.speaker)
+    text = shown_text(turn.text, turn.passages, row.passages, ctx.turn_chars)
+    return f"TURN [{', '.join(where)}]: {text}"
+
+
+def _fact_line(fact: Fact) -> str:
+    when = f" @ {format_day(fact.valid_at)}" if fact.valid_at is not None else ""
+    said = f"{fact.role}: " if fact.role else ""
+    return (
+        f"FACT: {one_line(fact.head)} -[{fact.type}{when}]-> {one_line(fact.tail)} -- "
+        f'{said}"{one_line(fact.text)}"'
+    )
+
+
+def _memory_line(note: Note, row: Row, ctx: RenderContext) -> str:
+    label = one_line(note.path)
+    if note.updated_at is not None:
+        label += f", updated {format_day(note.updated_at)}"
+    return f"MEMORY [{label}]: {shown_text(note.content, note.passages, row.passages, ctx.turn_chars)}"
+
+
+def row_line(memory: UserMemory, row: Row, ctx: RenderContext) -> str:
+    if row.kind == "turn":
+        line = _turn_line(memory.turns[row.index], row, ctx)
+    elif row.kind == "fact":
+        line = _fact_line(memory.facts[row.index])
+    else:
+        line = _memory_line(memory.memories[row.index], row, ctx)
+    return line + _explain(row.hits) if ctx.explain else line
+
+
+def header_lines(ctx: RenderContext, with_notes: bool, dropped: int) -> list[str]:
+    lines = [f"Memory recall for: {one_line(ctx.question)}"]
+    if ctx.today is not None:
+        lines.append(f"Today is {ctx.today.isoformat()}.")
+    lines.extend(RULES)
+    if with_notes:
+        lines.append(MEMORY_RULE)
+    if ctx.vector_off is not None:
+        lines.append(f"Vector lanes are off ({ctx.vector_off}); these rows were found by word match only.")
+    elif ctx.messages_without_vectors:
+        lines.append(
+            f"{ctx.messages_without_vectors} of this user's {ctx.messages} messages have no "
+            f"{ctx.model} vectors yet (run recall.embed); those are found by word match only."
+        )
+    if dropped:
+        lines.append(f"{dropped} lower-ranked rows were left out to stay within max_chars={ctx.max_chars}.")
+    lines.append("Rows:")
+    return lines
+
+
+def fit_budget(memory: UserMemory, rows: list[Row], ctx: RenderContext) -> tuple[list[Row], list[str]]:
+    """The rows that fit `max_chars` (lowest-ranked dropped first) and their lines, in display order."""
+    lines = [row_line(memory, row, ctx) for row in rows]
+    if ctx.max_chars is None:
+        return rows, lines
+    keep = [True] * len(rows)
+    by_weakness = sorted(range(len(rows)), key=lambda i: rows[i].priority, reverse=True)
+
+    def total(dropped: int) -> int:
+        kept_notes = any(keep[i] and rows[i].kind == "memory" for i in range(len(rows)))
+        head = header_lines(ctx, kept_notes, dropped)
+        body = [lines[i] for i in range(len(rows)) if keep[i]] or ([] if dropped else [NOTHING])
+        return len("\n".join(head + body))
+
+    dropped = 0
+    for i in by_weakness:
+        if total(dropped) <= ctx.max_chars:
+            break
+        keep[i] = False
+        dropped += 1
+    return [r for r, k in zip(rows, keep, strict=True) if k], [
+        ln for ln, k in zip(lines, keep, strict=True) if k
+    ]
+
+
+def render(memory: UserMemory, rows: list[Row], ctx: RenderContext) -> tuple[str, dict[str, Any]]:
+    """The text and the `recalled` map for `rows` (already merged and in display order)."""
+    kept, lines = fit_budget(memory, rows, ctx)
+    dropped = len(rows) - len(kept)
+    head = header_lines(ctx, any(r.kind == "memory" for r in kept), dropped)
+    body = lines or ([] if dropped else [NOTHING])
+    return "\n".join(head + body), recalled_map(memory, kept, ctx, dropped)
+
+
+def _iso(moment: Any) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def _lanes_of(row: Row) -> list[dict[str, Any]]:
+    return [{"lane": h.lane, "rank": h.rank, "score": float(h.score), "via": h.via} for h in row.hits]
+
+
+def recalled_map(memory: UserMemory, rows: list[Row], ctx: RenderContext, dropped: int) -> dict[str, Any]:
+    """The upstream `to_json()` shape, plain Python values only; per-row lanes when `explain`."""
+    turns, facts, notes = [], [], []
+    for row in rows:
+        if row.kind == "turn":
+            turn = memory.turns[row.index]
+            partial = len(turn.text) > ctx.turn_chars and bool(row.passages)
+            item = {
+                "action_id": turn.action_id,
+                "session_id": turn.session_id,
+                "timestamp": _iso(turn.timestamp),
+                "speaker": turn.speaker,
+                "text": turn.text,
+                "passages": [turn.passages[p] for p in row.passages] if partial else [],
+            }
+            turns.append(item)
+        elif row.kind == "fact":
+            fact = memory.facts[row.index]
+            item = {
+                "head": fact.head,
+                "type": fact.type,
+                "tail": fact.tail,
+                "valid_at": _iso(fact.valid_at),
+                "speaker": fact.role,
+                "sentence": fact.text,
+                "turn": fact.source_id,
+            }
+            facts.append(item)
+        else:
+            note = memory.memories[row.index]
+            partial = len(note.content) > ctx.turn_chars and bool(row.passages)
+            item = {
+                "path": note.path,
+                "updated_at": _iso(note.updated_at),
+                "text": note.content,
+                "passages": [note.passages[p] for p in row.passages] if partial else [],
+            }
+            notes.append(item)
+        if ctx.explain:
+            item["lanes"] = _lanes_of(row)
+    return {
+        "question": ctx.question,
+        "turns": turns,
+        "facts": facts,
+        "memories": notes,
+        "vector_lanes_off": ctx.vector_off is not None,
+        "vector_lanes_off_reason": ctx.vector_off,
+        "messages_without_vectors": ctx.messages_without_vectors,
+        "rows_left_out": dropped,
+    }
