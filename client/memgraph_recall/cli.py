@@ -166,6 +166,17 @@ def require_server(args: argparse.Namespace, command: str) -> None:
         raise ValueError(f"{command}: needs a server (--bolt URL), not --graph")
 
 
+def table(rows: list[dict]) -> str:
+    """Rows as aligned text columns (None shown as blank), headed by the first row's keys."""
+    if not rows:
+        return "(no rows)"
+    keys = list(rows[0])
+    cells = [keys] + [["" if row.get(k) is None else str(row.get(k)) for k in keys] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(keys))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+                     for line in cells)
+
+
 def out(text: str = "") -> None:
     print(text, flush=True)
 
@@ -214,8 +225,7 @@ def cmd_status(args: argparse.Namespace) -> None:
         out(f"backend: {client.backend.description}")
         procedures = client.procedures()
         out("procedures: " + (", ".join(procedures) or "none: the recall module is not loaded"))
-        for row in client.status(args.user, config):
-            out(json.dumps(row, indent=2, ensure_ascii=False))
+        out(table(client.status(args.user, config)))
 
 
 def cmd_setup(args: argparse.Namespace) -> None:

@@ -46,6 +46,7 @@ _ARG_ORDER = {
 _CONNECTION_WORDS = re.compile(r"connect|handshake|connection|socket|broken pipe|timed? ?out", re.IGNORECASE)
 
 Today = date | str | None
+PROGRESS_LIMIT = 512
 
 
 class Backend(Protocol):
@@ -225,7 +226,13 @@ class RecallClient:
 
     def embed(self, user: str | None = None, config: Mapping | None = None, progress: bool = False,
               **options: Any) -> EmbedProgress:
-        """Call `recall.embed` until nothing remains; totals over all calls, optional progress bar."""
+        """Call `recall.embed` until nothing remains; totals over all calls, optional progress bar.
+
+        With a progress bar and no `limit` given, calls embed `PROGRESS_LIMIT` units each, so the bar
+        moves while a large backlog is worked off (each call is its own transaction either way).
+        """
+        if progress and "limit" not in (config or {}) and "limit" not in options:
+            options = {**options, "limit": PROGRESS_LIMIT}
         done = self.embed_once(user, config, **options)
         bar = _progress_bar(done.embedded + done.remaining, done.embedded, done.model) if progress else None
         try:

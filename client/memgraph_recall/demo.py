@@ -17,13 +17,15 @@ from memgraph_recall.results import Recalled
 Ask = tuple[str, str, date | None, str | None]  # user, question, today, expected answer (LoCoMo only)
 
 
-def sample_asks() -> tuple[list[dict], list[Ask]]:
+def sample_asks() -> tuple[list[dict], list[Ask], dict[str, Any]]:
+    """The bundled sample, its demo questions and the narrow lane widths that suit a tiny memory."""
     from memgraph_recall.datasets import sample
 
-    return sample.elements(), [(q.user, q.question, q.today, None) for q in sample.DEMO_QUESTIONS]
+    asks = [(q.user, q.question, q.today, None) for q in sample.DEMO_QUESTIONS]
+    return sample.elements(), asks, dict(sample.DEMO_CONFIG)
 
 
-def locomo_asks(path: Path, count: int) -> tuple[list[dict], list[Ask]]:
+def locomo_asks(path: Path, count: int) -> tuple[list[dict], list[Ask], dict[str, Any]]:
     """A LoCoMo conversation file's graph, and `count` of its questions spread over its users."""
     from memgraph_recall.datasets.locomo import build_graph
 
@@ -38,7 +40,7 @@ def locomo_asks(path: Path, count: int) -> tuple[list[dict], list[Ask]]:
         for questions in by_user.values():
             if questions and len(picked) < count:
                 picked.append(questions.pop(0))
-    return data.elements, [(q.user_id, q.question, q.today, q.answer) for q in picked]
+    return data.elements, [(q.user_id, q.question, q.today, q.answer) for q in picked], {}
 
 
 def footer(recalled: Recalled) -> str:
@@ -49,8 +51,12 @@ def footer(recalled: Recalled) -> str:
 
 def run_demo(config: dict[str, Any], locomo: Path | None = None, questions: int = 4,
              write: Callable[[str], None] = print) -> list[Recalled]:
-    """Load, embed, and print `recall.render` for each question; returns the answers for tests."""
-    elements, asks = locomo_asks(locomo, questions) if locomo is not None else sample_asks()
+    """Load, embed, and print `recall.render` for each question; returns the answers for tests.
+
+    `config` (from --config/--set) overrides the dataset's own demo widths key by key.
+    """
+    elements, asks, base = locomo_asks(locomo, questions) if locomo is not None else sample_asks()
+    config = {**base, **config}
     source = str(locomo) if locomo is not None else "the bundled sample memory"
     users = sorted({user for user, *_ in asks})
     write(f"Loading {source} ({len(elements)} graph elements) into the embedded runtime...")
@@ -59,7 +65,8 @@ def run_demo(config: dict[str, Any], locomo: Path | None = None, questions: int 
     done = client.embed(config=config, progress=True)
     write(f"Embedded {done.messages} messages, {done.entities} entities, {done.edges} facts and "
           f"{done.memories} memories with {done.model} in {time.perf_counter() - started:.1f} s.")
-    write(f"Asking {len(asks)} questions as {', '.join(users)}: each sees only their own memory.")
+    scope = ": each sees only their own memory" if len(users) > 1 else ""
+    write(f"Asking {len(asks)} questions as {', '.join(users)}{scope}.")
     answers = []
     for user, question, today, expected in asks:
         started = time.perf_counter()

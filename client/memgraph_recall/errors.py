@@ -8,8 +8,8 @@ when the procedure raised. Callers want to know which of those happened and what
 import re
 
 _NOT_LOADED = re.compile(r"There is no procedure named '([\w.]+)'")
-_ARGUMENT_CHECK = re.compile(r"argument named '\w+' at position \d+ must be of type|"
-                             r"(?:Too many|Not enough) arguments", re.IGNORECASE)
+_ARGUMENT_CHECK = re.compile(r"argument named '\w+' at position \d+|"
+                             r"'[\w.]+' requires (?:exactly|between|no) ")
 _LAST_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?(\w+): (.*)$", re.DOTALL)
 _ARGUMENT_EXCEPTIONS = ("ValueError", "TypeError", "KeyError")
 

@@ -36,6 +36,11 @@ DEMO_QUESTIONS = (
     DemoQuestion("priya", "How many weddings did I go to this year?", date(2024, 6, 30)),
 )
 
+# Each user's memory is tiny, so the module's default widths would return nearly all of it; the demo
+# narrows the lanes so the ranking shows. `--config`/`--set` override these.
+DEMO_CONFIG = {"memories_k": 1, "turns_k": 2, "text_k": 2, "entities_k": 2, "edges_per_entity": 2,
+               "facts_k": 3, "fact_turns_k": 2, "user_fact_types": 1, "user_facts_k": 4}
+
 # (session_id, [(speaker_role, ISO timestamp, text), ...]) per user: "user" or "assistant".
 _SESSIONS: dict[str, list[tuple[str, list[tuple[str, str, str]]]]] = {
     "maya": [

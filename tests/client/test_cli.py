@@ -1,0 +1,116 @@
+"""`memgraph-recall` through `main([...])`: real output, JSON, config files and flags, bad input."""
+
+import json
+from pathlib import Path
+
+import pytest
+from memgraph_recall.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "conv-30.json"
+TRIP = "When is my trip to Lisbon and who am I going with?"
+
+
+@pytest.fixture(scope="module")
+def demo_output(sample_client):
+    """One `memgraph-recall demo` run (the sample_client dependency skips while recall is missing)."""
+    capture = pytest.MonkeyPatch()
+    lines: list[str] = []
+    capture.setattr("memgraph_recall.cli.out", lambda text="": lines.append(text))
+    try:
+        assert main(["demo"]) == 0
+    finally:
+        capture.undo()
+    return "\n".join(lines)
+
+
+def answers(output: str) -> dict[str, str]:
+    """Demo output split per `=== user asks: question` block."""
+    blocks = {}
+    for block in output.split("\n=== ")[1:]:
+        head, _, body = block.partition("\n")
+        blocks[head.split("   (")[0]] = body
+    return blocks
+
+
+def test_demo_prints_real_rows_scoped_per_user(demo_output):
+    blocks = answers(demo_output)
+    maya = blocks[f"maya asks: {TRIP}"]
+    tom = blocks[f"tom asks: {TRIP}"]
+    assert "Memory recall for: " + TRIP in maya
+    assert 'TRAVELS_TO @ 2024-04-10]-> Lisbon' in maya and "TURN [session maya-s2" in maya
+    assert 'TRAVELS_TO @ 2024-04-22]-> Lisbon' in tom and "TURN [session tom-s2" in tom
+    assert "tom-s" not in maya and "Rui" not in maya
+    assert "maya-s" not in tom and "Ana" not in tom
+    assert "ATTENDED_WEDDING" in blocks["priya asks: How many weddings did I go to this year?"]
+    assert "Agent self-check" not in demo_output
+    assert "Embedded 29 messages" in demo_output
+
+
+def test_ask_json_over_a_graph_file(sample_graph_file, capsys):
+    assert main(["ask", "--graph", str(sample_graph_file), "--user", "maya", TRIP, "--today", "2024-05-20",
+                 "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["recalled"]["question"] == TRIP
+    assert "Today is 2024-05-20." in payload["text"]
+    assert {t["session_id"] for t in payload["recalled"]["turns"]} <= {"maya-s1", "maya-s2", "maya-s3"}
+
+
+def test_config_file_then_flags_override(sample_graph_file, tmp_path, capsys):
+    config = tmp_path / "recall.toml"
+    config.write_text('[recall]\nlanes = ["turns"]\nturns_k = 1\nfact_turns_k = 0\n')
+    args = ["ask", "--graph", str(sample_graph_file), "--user", "tom", TRIP, "--config", str(config)]
+    assert main(args) == 0
+    rows = capsys.readouterr().out.split("Rows:\n")[1].strip().splitlines()
+    assert len(rows) == 1 and rows[0].startswith("TURN [session tom-")
+
+    assert main([*args, "--lanes", "facts", "--set", "facts_k=2"]) == 0
+    rows = capsys.readouterr().out.split("Rows:\n")[1].strip().splitlines()
+    assert rows and all(row.startswith("FACT:") for row in rows) and len(rows) <= 2
+
+
+def test_bad_input_names_the_argument(sample_graph_file, tmp_path, capsys):
+    graph = str(sample_graph_file)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["ask", "--graph", graph, "--user", "maya", TRIP, "--today", "20/05/2024"])
+    assert exit_info.value.code == 2
+    assert "--today: expected an ISO date YYYY-MM-DD" in capsys.readouterr().err
+
+    with pytest.raises(SystemExit):
+        main(["ask", "--graph", graph, "--user", "maya", TRIP, "--lanes", "turns,dreams"])
+    assert "--lanes: expected a comma-separated subset" in capsys.readouterr().err
+
+    assert main(["ask", "--graph", graph, "--user", "maya", TRIP, "--set", "turns_kk=3"]) == 2
+    assert "turns_kk" in capsys.readouterr().err
+
+    assert main(["ask", "--graph", str(tmp_path / "none.json"), "--user", "maya", TRIP]) == 2
+    assert "--graph: no such file" in capsys.readouterr().err
+
+    assert main(["setup", "--graph", graph]) == 2
+    assert "needs a server (--bolt URL)" in capsys.readouterr().err
+
+
+def test_status_lists_procedures_and_vector_counts(sample_graph_file, capsys):
+    assert main(["status", "--graph", str(sample_graph_file)]) == 0
+    output = capsys.readouterr().out
+    assert "recall.render" in output and "sentence-transformers/all-MiniLM-L6-v2" in output
+
+
+def test_embed_writes_vectors_into_the_graph_file(tmp_path, capsys, sample_client):
+    from memgraph_recall.datasets import sample
+
+    source = tmp_path / "fresh.json"
+    source.write_text(json.dumps(sample.elements()))
+    target = tmp_path / "embedded.json"
+    assert main(["embed", "--graph", str(source), "--user", "priya", "--output", str(target)]) == 0
+    assert "embedded 9 messages" in capsys.readouterr().out
+    vectors = [e for e in json.loads(target.read_text()) if e.get("properties", {}).get("passage_embeddings")]
+    assert vectors and all(e["properties"]["action_id"].startswith("priya-") for e in vectors)
+
+
+@pytest.mark.skipif(not LOCOMO.is_file(), reason=f"LoCoMo data not found at {LOCOMO}")
+def test_demo_over_a_locomo_file(sample_client, capsys):
+    assert main(["demo", "--locomo", str(LOCOMO), "--questions", "1", "--set", "limit=2000"]) == 0
+    output = capsys.readouterr().out
+    assert "=== conv-30 asks: " in output and "TURN [session conv-30" in output
+    assert "LoCoMo's reference answer:" in output
