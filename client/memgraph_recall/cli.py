@@ -131,6 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
                                  "file that --graph (the embedded runtime) can read.")
     export.add_argument("output", type=Path, help="file to write")
 
+    load = commands.add_parser("load", parents=[target], help="add a graph file's contents to a server",
+                               description="Create the nodes and relationships of an export_util.json file "
+                               "on the server, from this machine (appends; it does not merge).")
+    load.add_argument("input", type=Path, help="export_util.json file to read")
+
     return parser
 
 
@@ -248,8 +253,19 @@ def cmd_export(args: argparse.Namespace) -> None:
     out(f"wrote {count} elements to {args.output}")
 
 
+def cmd_load(args: argparse.Namespace) -> None:
+    from memgraph_recall.bolt_io import load_graph
+
+    require_server(args, "load")
+    if not args.input.is_file():
+        raise ValueError(f"load: no such file {args.input}")
+    with open_client(args) as client:
+        nodes, relationships = load_graph(client, args.input)
+    out(f"created {nodes} nodes and {relationships} relationships")
+
+
 COMMANDS = {"demo": cmd_demo, "ask": cmd_ask, "embed": cmd_embed, "status": cmd_status, "setup": cmd_setup,
-            "invalidate": cmd_invalidate, "export": cmd_export}
+            "invalidate": cmd_invalidate, "export": cmd_export, "load": cmd_load}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
