@@ -83,9 +83,9 @@ def cache_key(model: str, paths: Sequence[Path]) -> str:
     from memgraph_recall.datasets import locomo, memory_graph
     from memgraph_recall.locate import query_modules_dir
 
-    code = (Path(locomo.__file__), Path(memory_graph.__file__),
-            query_modules_dir() / "recall_lib" / "passages.py")
-    parts = [model, *(file_sha256(p) for p in paths), *(file_sha256(p) for p in code)]
+    lib = query_modules_dir() / "recall_lib"
+    code = (Path(locomo.__file__), Path(memory_graph.__file__), lib / "passages.py", lib / "embedding.py")
+    parts = [model, *(file_sha256(p) for p in paths), *(file_sha256(p) for p in code if p.is_file())]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
