@@ -1,0 +1,224 @@
+"""Per-user scoping, the security boundary: nothing of another user may reach any row.
+
+Hand-built cases for each way data is shared (entity, chunk, Agent, action_id, Session, note), then a
+hypothesis property over random multi-user graphs, checked against an ownership oracle written here
+from the issue's rules, independently of `recall_lib.ownership`.
+"""
+
+import re
+from collections import defaultdict
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from recall_kit import MODEL, axis, by_lane, lanes, mix, render, rows_of, runtime
+
+from memgraph_recall.datasets.memory_graph import MemoryGraph
+
+EVERYTHING = mix((7, 1.0), (8, 1.0), (9, 1.0))
+WIDE = {"memories_k": 100, "turns_k": 100, "text_k": 100, "entities_k": 100, "edges_per_entity": 100,
+        "facts_k": 100, "fact_turns_k": 100, "user_fact_types": 100, "user_facts_k": 100}
+
+
+def shared_graph() -> MemoryGraph:
+    g = MemoryGraph()
+    u1, u2 = g.user("u1"), g.user("u2")
+    s1, s2 = g.session(u1, "s1"), g.session(u2, "s2")
+    vec = {"passage_embeddings": [axis(7)], "embedding_model": MODEL}
+    x1 = g.message(s1, "x1", "u1 lives in Paris", "2024-01-01T00:00:00Z", **vec)
+    y1 = g.message(s2, "y1", "u2 visited Paris once", "2024-01-01T00:00:00Z", **vec)
+    paris = g.entity("Paris", embedding=axis(8), embedding_model=MODEL)
+    g.mention(paris, g.chunk(x1, "chunk x1"), "x1")
+    g.mention(paris, g.chunk(y1, "chunk y1"), "y1")
+    fact = {"embedding": axis(9), "embedding_model": MODEL, "role": "user", "confidence": 0.5}
+    g.fact(u1, "LIVES_IN", paris, "x1", "u1 lives in Paris (fact)", valid_at="2024-01-01", **fact)
+    g.fact(u2, "VISITED", paris, "y1", "u2 visited Paris (fact)", valid_at="2024-01-01", **fact)
+    # A shared chunk: the same words from both users, one MENTIONED_IN edge listing both actions.
+    x2 = g.message(s1, "x2", "u1 says the same words", "2024-01-02T00:00:00Z", **vec)
+    y2 = g.message(s2, "y2", "u2 says the same words", "2024-01-02T00:00:00Z", **vec)
+    rome = g.entity("Rome", embedding=axis(8), embedding_model=MODEL)
+    g.mention(rome, g.chunk(x2, "the same words"), "x2")
+    g.mention(rome, g.chunk(y2, "the same words"), "y2")
+    g.fact(rome, "LIKED_BY", u2, "y2", "u2 likes Rome (fact)", valid_at="2024-01-02", **fact)
+    # An Agent shared by both users' sessions: its actions belong to neither.
+    agent = g.agent(s1, "helper")
+    g.agent(s2, "helper")
+    g.message(agent, "z1", "agent secret note", "2024-01-03T00:00:00Z", **vec)
+    # One action_id held by both users: it belongs to neither, nor do facts read from it.
+    g.message(s1, "dup", "u1 duplicate id text", "2024-01-04T00:00:00Z", **vec)
+    g.message(s2, "dup", "u2 duplicate id text", "2024-01-04T00:00:00Z", **vec)
+    thing = g.entity("Thing", embedding=axis(8), embedding_model=MODEL)
+    g.fact(u1, "SAID", thing, "dup", "dup fact", valid_at="2024-01-04", **fact)
+    # A Session linked from both users, and a note linked from both: neither owns them.
+    both = g.session(u1, "both")
+    g.relationship(u2, "HAD_SESSION", both)
+    g.message(both, "w1", "shared session text", "2024-01-05T00:00:00Z", **vec)
+    note = g.memory(u1, "m-shared", "notes/shared.md", "shared note", passage_embeddings=[axis(9)],
+                    embedding_model=MODEL)
+    g.relationship(u2, "HAS_MEMORY", note)
+    g.memory(u1, "m1", "notes/u1.md", "u1 own note", passage_embeddings=[axis(9)], embedding_model=MODEL)
+    return g
+
+
+@pytest.fixture(scope="module")
+def rt():
+    return runtime()
+
+
+@pytest.fixture(scope="module")
+def shared_rt():
+    return runtime(shared_graph().elements())
+
+
+def test_each_kind_of_sharing_stays_scoped(shared_rt):
+    found = by_lane(lanes(shared_rt, "u1", "Paris Rome words secret duplicate shared", query_vector=EVERYTHING,
+                          **WIDE))
+    assert {r["key"] for r in found["turns"]} == {"x1", "x2"}
+    assert {r["key"] for r in found["text"]} <= {"x1", "x2"}
+    assert {r["key"] for r in found["entities"]} == {"Paris", "Rome"}  # shared, but mentioned by u1
+    assert {r["relationship"].type for lane in ("facts", "entity_facts", "user_facts") for r in found[lane]} == {
+        "LIVES_IN"}
+    assert {r["key"] for r in found["memories"]} == {"m1"}
+    text, recalled = render(shared_rt, "u1", "Paris Rome words secret duplicate shared",
+                            query_vector=EVERYTHING, **WIDE)
+    for forbidden in ("u2", "agent secret", "duplicate", "dup fact", "shared session", "shared note"):
+        assert not any(forbidden in row for row in rows_of(text)), forbidden
+    assert {t["action_id"] for t in recalled["turns"]} == {"x1", "x2"}
+
+    found = by_lane(lanes(shared_rt, "u2", "Paris Rome", query_vector=EVERYTHING, **WIDE))
+    assert {r["key"] for r in found["turns"]} == {"y1", "y2"}
+    assert {r["relationship"].type for r in found["facts"]} == {"VISITED", "LIKED_BY"}
+    assert "memories" not in found or not found["memories"]
+
+
+# -- the property: random multi-user graphs ------------------------------------------------------------
+STRUCTURAL = {"User", "Session", "Action", "Agent", "Chunk", "Memory", "OntologyVersion"}
+
+
+def oracle(elements: list[dict], user_vertex: int) -> dict[str, set]:
+    """What `user_vertex` owns, straight from the issue's ownership rules, over export elements."""
+    nodes = {e["id"]: e for e in elements if e["type"] == "node"}
+    rels = [e for e in elements if e["type"] == "relationship"]
+    parents = defaultdict(set)  # (type, child) -> parents
+    children = defaultdict(set)  # (type, parent) -> children
+    for r in rels:
+        parents[(r["label"], r["end"])].add(r["start"])
+        children[(r["label"], r["start"])].add(r["end"])
+
+    def has(node_id, label):
+        return label in nodes[node_id]["labels"]
+
+    sessions = {s for s in children[("HAD_SESSION", user_vertex)]
+                if has(s, "Session") and parents[("HAD_SESSION", s)] == {user_vertex}}
+    agents = {a for s in sessions for a in children[("HAS_AGENT", s)]
+              if has(a, "Agent") and parents[("HAS_AGENT", a)] <= sessions}
+    holders = sessions | agents
+    actions = {x for p in holders for x in children[("HAS_ACTION", p)]
+               if has(x, "Action") and parents[("HAS_ACTION", x)] <= holders}
+    by_id = defaultdict(set)
+    for node_id, node in nodes.items():
+        if "Action" in node["labels"] and "action_id" in node["properties"]:
+            by_id[node["properties"]["action_id"]].add(node_id)
+    owned_ids = {aid for aid, holders_of in by_id.items() if holders_of <= actions}
+    turns = {x for x in actions if nodes[x]["properties"].get("action_id") in owned_ids}
+    entities = {r["start"] for r in rels if r["label"] == "MENTIONED_IN"
+                and set(r["properties"].get("sources", ())) & owned_ids
+                and not set(nodes[r["start"]]["labels"]) & STRUCTURAL}
+    facts = set()
+    for r in rels:
+        if r["properties"].get("source_id") not in owned_ids:
+            continue
+        ends = (r["start"], r["end"])
+        if all(end == user_vertex or not set(nodes[end]["labels"]) & STRUCTURAL for end in ends):
+            facts.add(r["id"])
+    memories = {m for m in children[("HAS_MEMORY", user_vertex)]
+                if has(m, "Memory") and parents[("HAS_MEMORY", m)] == {user_vertex}}
+    return {"turns": turns, "action_ids": owned_ids, "entities": entities, "facts": facts,
+            "memories": memories}
+
+
+@st.composite
+def multi_user_graphs(draw):
+    g = MemoryGraph()
+    n_users = draw(st.integers(2, 3))
+    users = [g.user(f"user{i}") for i in range(n_users)]
+    ids = [f"act{i}" for i in range(draw(st.integers(3, 10)))]  # a small pool: ids collide
+    chunk_texts = ["chunk alpha", "chunk beta", "chunk gamma"]
+    entities = [g.entity(name, embedding=axis(8), embedding_model=MODEL) for name in ("Ent0", "Ent1", "Ent2")]
+    actions: list = []
+    counter = iter(range(10_000))
+    for user_index, user in enumerate(users):
+        for s in range(draw(st.integers(1, 3))):
+            session = g.session(user, f"sess{user_index}-{s}")
+            if draw(st.integers(0, 9)) == 0:  # now and then a session shared with another user
+                g.relationship(users[(user_index + 1) % n_users], "HAD_SESSION", session)
+            parents = [session] + [g.agent(session, f"agent{a}") for a in range(draw(st.integers(0, 2)))]
+            for parent in parents:
+                for _ in range(draw(st.integers(0, 3))):
+                    embedded = draw(st.booleans())
+                    ref = g.message(parent, draw(st.sampled_from(ids)), f"msg{next(counter)} words",
+                                    f"2024-01-{draw(st.integers(1, 28)):02d}T10:00:00Z",
+                                    passage_embeddings=[axis(7)] if embedded else None,
+                                    embedding_model=MODEL if embedded else None)
+                    actions.append(ref)
+                    for text in draw(st.lists(st.sampled_from(chunk_texts), max_size=2, unique=True)):
+                        chunk = g.chunk(ref, text)
+                        if draw(st.booleans()):
+                            g.mention(draw(st.sampled_from(entities)), chunk,
+                                      draw(st.sampled_from([ref.key, *ids])))
+        for m in range(draw(st.integers(0, 2))):
+            note = g.memory(user, f"mem{user_index}-{m}", f"notes/{m}.md", f"note{next(counter)} words",
+                            passage_embeddings=[axis(9)], embedding_model=MODEL)
+            if draw(st.integers(0, 4)) == 0:
+                g.relationship(users[(user_index + 1) % n_users], "HAS_MEMORY", note)
+    ends = [*users, *entities]
+    for _ in range(draw(st.integers(0, 8))):
+        head, tail = draw(st.sampled_from(ends)), draw(st.sampled_from(ends))
+        g.fact(head, draw(st.sampled_from(["LIKES", "VISITED", "KNOWS"])), tail, draw(st.sampled_from(ids)),
+               f"fact{next(counter)} words", valid_at="2024-01-15", confidence=0.5, role="user",
+               embedding=axis(8), embedding_model=MODEL)
+    return g.elements()
+
+
+def _token(row: str, prefix: str) -> str:
+    match = re.search(rf"\b{prefix}\d+\b", row)
+    assert match, row
+    return match.group(0)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(elements=multi_user_graphs())
+def test_no_row_of_another_user_ever_appears(rt, elements):
+    rt.load_elements(elements)
+    nodes = {e["id"]: e for e in elements if e["type"] == "node"}
+    texts = {e["properties"].get("text") or e["properties"].get("content"): e["id"] for e in nodes.values()
+             if "Action" in e["labels"] or "Memory" in e["labels"]}
+    fact_texts = {e["properties"]["text"]: e["id"] for e in elements
+                  if e["type"] == "relationship" and "source_id" in e["properties"]}
+    for user_vertex, node in nodes.items():
+        if "User" not in node["labels"]:
+            continue
+        owns = oracle(elements, user_vertex)
+        user = node["properties"]["user_id"]
+        question = "msg words note fact"
+        rows = lanes(rt, user, question, query_vector=EVERYTHING, **WIDE)
+        for row in rows:
+            kind = {"turns": "turns", "text": "turns", "fact_turns": "turns", "entities": "entities",
+                    "memories": "memories"}.get(row["lane"], "facts")
+            element = row["relationship"] if kind == "facts" else row["node"]
+            assert element.id in owns[kind], (user, row)
+        embedded_turns = {x for x in owns["turns"] if nodes[x]["properties"].get("passage_embeddings")}
+        assert {r["node"].id for r in rows if r["lane"] == "turns"} == embedded_turns
+
+        text, recalled = render(rt, user, question, query_vector=EVERYTHING, **WIDE)
+        for row in rows_of(text):
+            if row.startswith("TURN"):
+                assert texts[_token(row, "msg") + " words"] in owns["turns"], (user, row)
+            elif row.startswith("FACT"):
+                assert fact_texts[_token(row, "fact") + " words"] in owns["facts"], (user, row)
+            elif row.startswith("MEMORY"):
+                assert texts[_token(row, "note") + " words"] in owns["memories"], (user, row)
+            else:
+                assert row == "(nothing in memory matched)"
+        assert {t["action_id"] for t in recalled["turns"]} <= owns["action_ids"]
+        assert {f["turn"] for f in recalled["facts"]} <= owns["action_ids"]
