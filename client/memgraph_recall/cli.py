@@ -15,7 +15,7 @@ from typing import Any
 from memgraph_recall import __version__
 from memgraph_recall.client import RecallClient
 from memgraph_recall.errors import RecallError
-from memgraph_recall.settings import default_config_path, load_recall_table, parse_assignment
+from memgraph_recall.settings import ConfigFile, default_config_path, load_config, parse_assignment
 
 DEFAULT_BOLT = "bolt://localhost:7687"
 LANES = ("memories", "turns", "text", "entities", "facts", "user_facts")
@@ -35,8 +35,8 @@ examples:
   memgraph-recall export memory.json --bolt bolt://localhost:7687
   memgraph-recall ask --user maya "Where am I going?" --graph memory.json --json
 config file: TOML with a [recall] table of config keys (turns_k = 4, lanes = ["turns", "facts"],
-embedding_model = "..."), from --config, $MEMGRAPH_RECALL_CONFIG or
-~/.config/memgraph-recall/config.toml; flags override it."""
+embedding_model = "...") and a [client] table (bolt = "bolt://host:7687"), from --config,
+$MEMGRAPH_RECALL_CONFIG or ~/.config/memgraph-recall/config.toml; flags override it."""
 
 
 # -- argument parsing ----------------------------------------------------------------------------
@@ -63,9 +63,10 @@ def positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", type=Path, metavar="FILE",
-                        help="TOML file with a [recall] table of config keys (flags override it)")
+    base = argparse.ArgumentParser(add_help=False)
+    base.add_argument("--config", type=Path, metavar="FILE",
+                      help="TOML file: [recall] config keys, [client] bolt URL (flags override it)")
+    common = argparse.ArgumentParser(add_help=False, parents=[base])
     common.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
                         help="set one recall config key, e.g. --set turns_k=4 (repeatable)")
 
@@ -117,21 +118,25 @@ def build_parser() -> argparse.ArgumentParser:
                                  "version, configured models and whether they load, vector counts per model.")
     status.add_argument("--user", help="counts for this user only")
 
-    commands.add_parser("setup", parents=[target], help="create the :User(user_id) index (server only)",
+    commands.add_parser("setup", parents=[base, target],
+                        help="create the :User(user_id) index (server only)",
                         description="Run CREATE INDEX ON :User(user_id), which the node form "
                         "MATCH (u:User {user_id: $u}) CALL recall.render(u, ...) needs to be fast.")
 
-    invalidate = commands.add_parser("invalidate", parents=[target], help="drop recall's cached data",
+    invalidate = commands.add_parser("invalidate", parents=[base, target],
+                                     help="drop recall's cached data",
                                      description="Call recall.invalidate: drop cached data for one user "
                                      "or for all, so facts and entities added since are read again.")
     invalidate.add_argument("--user", help="only this user (default: all)")
 
-    export = commands.add_parser("export", parents=[target], help="save a server's graph to a JSON file",
+    export = commands.add_parser("export", parents=[base, target],
+                                 help="save a server's graph to a JSON file",
                                  description="Stream the server's graph with export_util.json into a local "
                                  "file that --graph (the embedded runtime) can read.")
     export.add_argument("output", type=Path, help="file to write")
 
-    load = commands.add_parser("load", parents=[target], help="add a graph file's contents to a server",
+    load = commands.add_parser("load", parents=[base, target],
+                               help="add a graph file's contents to a server",
                                description="Create the nodes and relationships of an export_util.json file "
                                "on the server, from this machine (appends; it does not merge).")
     load.add_argument("input", type=Path, help="export_util.json file to read")
@@ -140,10 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+def config_file(args: argparse.Namespace) -> ConfigFile:
+    return load_config(args.config if args.config is not None else default_config_path())
+
+
 def recall_config(args: argparse.Namespace) -> dict[str, Any]:
     """The config file's [recall] table, then --set, then dedicated flags: later wins."""
-    path = args.config if getattr(args, "config", None) is not None else default_config_path()
-    config = load_recall_table(path)
+    config = dict(config_file(args).recall)
     for assignment in getattr(args, "assignments", []):
         key, value = parse_assignment(assignment)
         config[key] = value
@@ -163,7 +171,7 @@ def open_client(args: argparse.Namespace) -> RecallClient:
         if not args.graph.is_file():
             raise ValueError(f"--graph: no such file {args.graph}")
         return RecallClient.embedded(args.graph)
-    return RecallClient.from_url(getattr(args, "bolt", None) or DEFAULT_BOLT)
+    return RecallClient.from_url(getattr(args, "bolt", None) or config_file(args).bolt or DEFAULT_BOLT)
 
 
 def require_server(args: argparse.Namespace, command: str) -> None:

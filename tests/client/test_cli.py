@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from memgraph_recall.cli import main
+from memgraph_recall.cli import build_parser, main, open_client
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "conv-30.json"
@@ -114,3 +114,17 @@ def test_demo_over_a_locomo_file(sample_client, capsys):
     output = capsys.readouterr().out
     assert "=== conv-30 asks: " in output and "TURN [session conv-30" in output
     assert "LoCoMo's reference answer:" in output
+
+
+def test_server_comes_from_the_flag_then_the_config_file_then_the_default(tmp_path):
+    config = tmp_path / "recall.toml"
+    config.write_text('[client]\nbolt = "bolt://db.internal:7688"\n')
+    parser = build_parser()
+
+    def address(*argv):
+        return open_client(parser.parse_args(["invalidate", *argv])).backend.address
+
+    assert (address("--config", str(config)).host, address("--config", str(config)).port) == (
+        "db.internal", 7688)
+    assert address("--config", str(config), "--bolt", "bolt://other:7000").port == 7000
+    assert (address().host, address().port) == ("localhost", 7687)

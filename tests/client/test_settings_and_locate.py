@@ -6,23 +6,26 @@ from datetime import date
 import pytest
 from memgraph_recall.client import BoltAddress
 from memgraph_recall.locate import PACKAGED_MODEL, query_modules_dir, use_packaged_model_by_default
-from memgraph_recall.settings import default_config_path, load_recall_table, parse_assignment
+from memgraph_recall.settings import default_config_path, load_config, parse_assignment
 
 
-def test_recall_table_is_read_and_other_tables_are_refused(tmp_path):
+def test_config_file_tables_are_read_and_anything_else_is_refused(tmp_path):
     good = tmp_path / "good.toml"
-    good.write_text('[recall]\nturns_k = 3\nlanes = ["turns", "facts"]\nsince = 2024-01-01\n')
-    assert load_recall_table(good) == {"turns_k": 3, "lanes": ["turns", "facts"], "since": date(2024, 1, 1)}
-    bad = tmp_path / "bad.toml"
-    bad.write_text("[recal]\nturns_k = 3\n")
-    with pytest.raises(ValueError, match=r"expected only \[recall\]"):
-        load_recall_table(bad)
-    broken = tmp_path / "broken.toml"
-    broken.write_text("[recall\n")
-    with pytest.raises(ValueError, match="not valid TOML"):
-        load_recall_table(broken)
+    good.write_text('[recall]\nturns_k = 3\nlanes = ["turns", "facts"]\nsince = 2024-01-01\n'
+                    '[client]\nbolt = "bolt://db:7688"\n')
+    loaded = load_config(good)
+    assert loaded.recall == {"turns_k": 3, "lanes": ["turns", "facts"], "since": date(2024, 1, 1)}
+    assert loaded.bolt == "bolt://db:7688"
+    for text, message in [("[recal]\nturns_k = 3\n", "expected only the tables"),
+                          ("[client]\nhost = 'db'\n", r"expected only \['bolt'\]"),
+                          ("[client]\nbolt = 7687\n", "must be a URL string"),
+                          ("[recall\n", "not valid TOML")]:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text)
+        with pytest.raises(ValueError, match=message):
+            load_config(bad)
     with pytest.raises(ValueError, match="no such file"):
-        load_recall_table(tmp_path / "missing.toml")
+        load_config(tmp_path / "missing.toml")
 
 
 def test_no_developer_config_is_found_under_the_test_environment():
