@@ -11,13 +11,21 @@ from collections import defaultdict
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from memgraph_recall.datasets.memory_graph import MemoryGraph
 from recall_kit import MODEL, axis, by_lane, lanes, mix, render, rows_of, runtime
 
-from memgraph_recall.datasets.memory_graph import MemoryGraph
-
 EVERYTHING = mix((7, 1.0), (8, 1.0), (9, 1.0))
-WIDE = {"memories_k": 100, "turns_k": 100, "text_k": 100, "entities_k": 100, "edges_per_entity": 100,
-        "facts_k": 100, "fact_turns_k": 100, "user_fact_types": 100, "user_facts_k": 100}
+WIDE = {
+    "memories_k": 100,
+    "turns_k": 100,
+    "text_k": 100,
+    "entities_k": 100,
+    "edges_per_entity": 100,
+    "facts_k": 100,
+    "fact_turns_k": 100,
+    "user_fact_types": 100,
+    "user_facts_k": 100,
+}
 
 
 def shared_graph() -> MemoryGraph:
@@ -53,8 +61,9 @@ def shared_graph() -> MemoryGraph:
     both = g.session(u1, "both")
     g.relationship(u2, "HAD_SESSION", both)
     g.message(both, "w1", "shared session text", "2024-01-05T00:00:00Z", **vec)
-    note = g.memory(u1, "m-shared", "notes/shared.md", "shared note", passage_embeddings=[axis(9)],
-                    embedding_model=MODEL)
+    note = g.memory(
+        u1, "m-shared", "notes/shared.md", "shared note", passage_embeddings=[axis(9)], embedding_model=MODEL
+    )
     g.relationship(u2, "HAS_MEMORY", note)
     g.memory(u1, "m1", "notes/u1.md", "u1 own note", passage_embeddings=[axis(9)], embedding_model=MODEL)
     return g
@@ -71,16 +80,19 @@ def shared_rt():
 
 
 def test_each_kind_of_sharing_stays_scoped(shared_rt):
-    found = by_lane(lanes(shared_rt, "u1", "Paris Rome words secret duplicate shared", query_vector=EVERYTHING,
-                          **WIDE))
+    found = by_lane(
+        lanes(shared_rt, "u1", "Paris Rome words secret duplicate shared", query_vector=EVERYTHING, **WIDE)
+    )
     assert {r["key"] for r in found["turns"]} == {"x1", "x2"}
     assert {r["key"] for r in found["text"]} <= {"x1", "x2"}
     assert {r["key"] for r in found["entities"]} == {"Paris", "Rome"}  # shared, but mentioned by u1
-    assert {r["relationship"].type for lane in ("facts", "entity_facts", "user_facts") for r in found[lane]} == {
-        "LIVES_IN"}
+    assert {
+        r["relationship"].type for lane in ("facts", "entity_facts", "user_facts") for r in found[lane]
+    } == {"LIVES_IN"}
     assert {r["key"] for r in found["memories"]} == {"m1"}
-    text, recalled = render(shared_rt, "u1", "Paris Rome words secret duplicate shared",
-                            query_vector=EVERYTHING, **WIDE)
+    text, recalled = render(
+        shared_rt, "u1", "Paris Rome words secret duplicate shared", query_vector=EVERYTHING, **WIDE
+    )
     for forbidden in ("u2", "agent secret", "duplicate", "dup fact", "shared session", "shared note"):
         assert not any(forbidden in row for row in rows_of(text)), forbidden
     assert {t["action_id"] for t in recalled["turns"]} == {"x1", "x2"}
@@ -108,22 +120,37 @@ def oracle(elements: list[dict], user_vertex: int) -> dict[str, set]:
     def has(node_id, label):
         return label in nodes[node_id]["labels"]
 
-    sessions = {s for s in children[("HAD_SESSION", user_vertex)]
-                if has(s, "Session") and parents[("HAD_SESSION", s)] == {user_vertex}}
-    agents = {a for s in sessions for a in children[("HAS_AGENT", s)]
-              if has(a, "Agent") and parents[("HAS_AGENT", a)] <= sessions}
+    sessions = {
+        s
+        for s in children[("HAD_SESSION", user_vertex)]
+        if has(s, "Session") and parents[("HAD_SESSION", s)] == {user_vertex}
+    }
+    agents = {
+        a
+        for s in sessions
+        for a in children[("HAS_AGENT", s)]
+        if has(a, "Agent") and parents[("HAS_AGENT", a)] <= sessions
+    }
     holders = sessions | agents
-    actions = {x for p in holders for x in children[("HAS_ACTION", p)]
-               if has(x, "Action") and parents[("HAS_ACTION", x)] <= holders}
+    actions = {
+        x
+        for p in holders
+        for x in children[("HAS_ACTION", p)]
+        if has(x, "Action") and parents[("HAS_ACTION", x)] <= holders
+    }
     by_id = defaultdict(set)
     for node_id, node in nodes.items():
         if "Action" in node["labels"] and "action_id" in node["properties"]:
             by_id[node["properties"]["action_id"]].add(node_id)
     owned_ids = {aid for aid, holders_of in by_id.items() if holders_of <= actions}
     turns = {x for x in actions if nodes[x]["properties"].get("action_id") in owned_ids}
-    entities = {r["start"] for r in rels if r["label"] == "MENTIONED_IN"
-                and set(r["properties"].get("sources", ())) & owned_ids
-                and not set(nodes[r["start"]]["labels"]) & STRUCTURAL}
+    entities = {
+        r["start"]
+        for r in rels
+        if r["label"] == "MENTIONED_IN"
+        and set(r["properties"].get("sources", ())) & owned_ids
+        and not set(nodes[r["start"]]["labels"]) & STRUCTURAL
+    }
     facts = set()
     for r in rels:
         if r["properties"].get("source_id") not in owned_ids:
@@ -131,10 +158,18 @@ def oracle(elements: list[dict], user_vertex: int) -> dict[str, set]:
         ends = (r["start"], r["end"])
         if all(end == user_vertex or not set(nodes[end]["labels"]) & STRUCTURAL for end in ends):
             facts.add(r["id"])
-    memories = {m for m in children[("HAS_MEMORY", user_vertex)]
-                if has(m, "Memory") and parents[("HAS_MEMORY", m)] == {user_vertex}}
-    return {"turns": turns, "action_ids": owned_ids, "entities": entities, "facts": facts,
-            "memories": memories}
+    memories = {
+        m
+        for m in children[("HAS_MEMORY", user_vertex)]
+        if has(m, "Memory") and parents[("HAS_MEMORY", m)] == {user_vertex}
+    }
+    return {
+        "turns": turns,
+        "action_ids": owned_ids,
+        "entities": entities,
+        "facts": facts,
+        "memories": memories,
+    }
 
 
 @st.composite
@@ -156,27 +191,47 @@ def multi_user_graphs(draw):
             for parent in parents:
                 for _ in range(draw(st.integers(0, 3))):
                     embedded = draw(st.booleans())
-                    ref = g.message(parent, draw(st.sampled_from(ids)), f"msg{next(counter)} words",
-                                    f"2024-01-{draw(st.integers(1, 28)):02d}T10:00:00Z",
-                                    passage_embeddings=[axis(7)] if embedded else None,
-                                    embedding_model=MODEL if embedded else None)
+                    ref = g.message(
+                        parent,
+                        draw(st.sampled_from(ids)),
+                        f"msg{next(counter)} words",
+                        f"2024-01-{draw(st.integers(1, 28)):02d}T10:00:00Z",
+                        passage_embeddings=[axis(7)] if embedded else None,
+                        embedding_model=MODEL if embedded else None,
+                    )
                     actions.append(ref)
                     for text in draw(st.lists(st.sampled_from(chunk_texts), max_size=2, unique=True)):
                         chunk = g.chunk(ref, text)
                         if draw(st.booleans()):
-                            g.mention(draw(st.sampled_from(entities)), chunk,
-                                      draw(st.sampled_from([ref.key, *ids])))
+                            g.mention(
+                                draw(st.sampled_from(entities)), chunk, draw(st.sampled_from([ref.key, *ids]))
+                            )
         for m in range(draw(st.integers(0, 2))):
-            note = g.memory(user, f"mem{user_index}-{m}", f"notes/{m}.md", f"note{next(counter)} words",
-                            passage_embeddings=[axis(9)], embedding_model=MODEL)
+            note = g.memory(
+                user,
+                f"mem{user_index}-{m}",
+                f"notes/{m}.md",
+                f"note{next(counter)} words",
+                passage_embeddings=[axis(9)],
+                embedding_model=MODEL,
+            )
             if draw(st.integers(0, 4)) == 0:
                 g.relationship(users[(user_index + 1) % n_users], "HAS_MEMORY", note)
     ends = [*users, *entities]
     for _ in range(draw(st.integers(0, 8))):
         head, tail = draw(st.sampled_from(ends)), draw(st.sampled_from(ends))
-        g.fact(head, draw(st.sampled_from(["LIKES", "VISITED", "KNOWS"])), tail, draw(st.sampled_from(ids)),
-               f"fact{next(counter)} words", valid_at="2024-01-15", confidence=0.5, role="user",
-               embedding=axis(8), embedding_model=MODEL)
+        g.fact(
+            head,
+            draw(st.sampled_from(["LIKES", "VISITED", "KNOWS"])),
+            tail,
+            draw(st.sampled_from(ids)),
+            f"fact{next(counter)} words",
+            valid_at="2024-01-15",
+            confidence=0.5,
+            role="user",
+            embedding=axis(8),
+            embedding_model=MODEL,
+        )
     return g.elements()
 
 
@@ -191,10 +246,16 @@ def _token(row: str, prefix: str) -> str:
 def test_no_row_of_another_user_ever_appears(rt, elements):
     rt.load_elements(elements)
     nodes = {e["id"]: e for e in elements if e["type"] == "node"}
-    texts = {e["properties"].get("text") or e["properties"].get("content"): e["id"] for e in nodes.values()
-             if "Action" in e["labels"] or "Memory" in e["labels"]}
-    fact_texts = {e["properties"]["text"]: e["id"] for e in elements
-                  if e["type"] == "relationship" and "source_id" in e["properties"]}
+    texts = {
+        e["properties"].get("text") or e["properties"].get("content"): e["id"]
+        for e in nodes.values()
+        if "Action" in e["labels"] or "Memory" in e["labels"]
+    }
+    fact_texts = {
+        e["properties"]["text"]: e["id"]
+        for e in elements
+        if e["type"] == "relationship" and "source_id" in e["properties"]
+    }
     for user_vertex, node in nodes.items():
         if "User" not in node["labels"]:
             continue
@@ -203,8 +264,13 @@ def test_no_row_of_another_user_ever_appears(rt, elements):
         question = "msg words note fact"
         rows = lanes(rt, user, question, query_vector=EVERYTHING, **WIDE)
         for row in rows:
-            kind = {"turns": "turns", "text": "turns", "fact_turns": "turns", "entities": "entities",
-                    "memories": "memories"}.get(row["lane"], "facts")
+            kind = {
+                "turns": "turns",
+                "text": "turns",
+                "fact_turns": "turns",
+                "entities": "entities",
+                "memories": "memories",
+            }.get(row["lane"], "facts")
             element = row["relationship"] if kind == "facts" else row["node"]
             assert element.id in owns[kind], (user, row)
         embedded_turns = {x for x in owns["turns"] if nodes[x]["properties"].get("passage_embeddings")}

@@ -1,0 +1,204 @@
+"""Rendering: golden text for a small memory (plain and with `explain`), the budget line, and how long
+texts are cut into the passages that matched."""
+
+import pytest
+from memgraph_recall.datasets.memory_graph import MemoryGraph
+from recall_kit import MODEL, axis, mix, render, runtime
+from recall_lib.render import shown_text
+
+HEADER = """\
+Memory recall for: What is my cat called?
+Today is 2024-06-20.
+How to read these rows (all from this user's own past):
+- A relative date in a row ("yesterday", "next week") counts from that row's date, not from today.
+- To count or add up, list each distinct item once, then compute.
+- When rows disagree, the most recent row wins.
+- When asked for a recommendation, build on the preferences the rows show.
+- If the rows do not show the answer, say that it is not in memory.
+- MEMORY rows are notes the user saved on purpose: take them as current unless a later row says otherwise.
+Rows:
+"""
+
+GOLDEN = (
+    HEADER
+    + """\
+MEMORY [notes/pets.md, updated 2024-06-11]: Mochi: vaccine due in June.
+FACT: user -[HAS_PET @ 2024-06-01]-> Mochi -- user: "Gina adopted a cat called Mochi."
+TURN [session g-s1, 2024-06-01T06:30, Gina]: I adopted a cat called Mochi. She is three years old.
+TURN [session g-s1, 2024-06-01T06:31, assistant]: Congratulations on adopting Mochi!
+TURN [session g-s2, 2024-06-10T18:00, Gina]: Mochi needs her vaccine next Tuesday."""
+)
+
+GOLDEN_EXPLAIN = (
+    HEADER
+    + """\
+MEMORY [notes/pets.md, updated 2024-06-11]: Mochi: vaccine due in June. {memories #1 0.51}
+FACT: user -[HAS_PET @ 2024-06-01]-> Mochi -- user: "Gina adopted a cat called Mochi." \
+{entity_facts #1 0.95 via entity "Mochi", facts #1 0.87, user_facts #1 0.87 via type HAS_PET}
+TURN [session g-s1, 2024-06-01T06:30, Gina]: I adopted a cat called Mochi. She is three years old. \
+{fact_turns #1 0.87 via fact user -[HAS_PET]-> Mochi @g1, text #1 1.56, turns #1 1.00}
+TURN [session g-s1, 2024-06-01T06:31, assistant]: Congratulations on adopting Mochi! {turns #2 0.45}
+TURN [session g-s2, 2024-06-10T18:00, Gina]: Mochi needs her vaccine next Tuesday. {turns #3 0.29}"""
+)
+
+
+def gina() -> MemoryGraph:
+    g = MemoryGraph()
+    user = g.user("gina")
+    s1, s2 = g.session(user, "g-s1"), g.session(user, "g-s2")
+
+    def vec(*weights):
+        return {"passage_embeddings": [mix(*weights)], "embedding_model": MODEL}
+
+    t1 = g.message(
+        s1,
+        "g1",
+        "I adopted a cat called Mochi.\nShe is three years old.",
+        "2024-06-01T08:30:00+02:00",
+        speaker="Gina",
+        **vec((1, 1.0)),
+    )
+    g.message(
+        s1,
+        "g2",
+        "Congratulations on adopting Mochi!",
+        "2024-06-01T06:31:00Z",
+        action_type="assistant_message",
+        **vec((1, 0.5), (2, 1.0)),
+    )
+    g.message(
+        s2,
+        "g3",
+        "Mochi needs her vaccine next Tuesday.",
+        "2024-06-10T18:00:00Z",
+        speaker="Gina",
+        **vec((3, 1.0), (1, 0.3)),
+    )
+    mochi = g.entity("Mochi", embedding=axis(20), embedding_model=MODEL)
+    g.mention(mochi, g.chunk(t1, "I adopted a cat called Mochi."), "g1")
+    g.fact(
+        user,
+        "HAS_PET",
+        mochi,
+        "g1",
+        "Gina adopted a cat called Mochi.",
+        valid_at="2024-06-01",
+        role="user",
+        confidence=0.95,
+        embedding=mix((1, 0.9), (4, 0.5)),
+        embedding_model=MODEL,
+    )
+    g.memory(
+        user,
+        "gm1",
+        "notes/pets.md",
+        "Mochi: vaccine due in June.",
+        "2024-06-11T09:00:00Z",
+        passage_embeddings=[mix((1, 0.6), (5, 1.0))],
+        embedding_model=MODEL,
+    )
+    return g
+
+
+@pytest.fixture(scope="module")
+def rt():
+    return runtime(gina().elements())
+
+
+def test_golden_text(rt):
+    text, recalled = render(rt, "gina", "What is my cat called?", "2024-06-20", query_vector=axis(1))
+    assert text == GOLDEN
+    assert recalled == {
+        "question": "What is my cat called?",
+        "turns": [
+            {
+                "action_id": "g1",
+                "session_id": "g-s1",
+                "timestamp": "2024-06-01T06:30:00+00:00",
+                "speaker": "Gina",
+                "text": "I adopted a cat called Mochi.\nShe is three years old.",
+                "passages": [],
+            },
+            {
+                "action_id": "g2",
+                "session_id": "g-s1",
+                "timestamp": "2024-06-01T06:31:00+00:00",
+                "speaker": "assistant",
+                "text": "Congratulations on adopting Mochi!",
+                "passages": [],
+            },
+            {
+                "action_id": "g3",
+                "session_id": "g-s2",
+                "timestamp": "2024-06-10T18:00:00+00:00",
+                "speaker": "Gina",
+                "text": "Mochi needs her vaccine next Tuesday.",
+                "passages": [],
+            },
+        ],
+        "facts": [
+            {
+                "head": "user",
+                "type": "HAS_PET",
+                "tail": "Mochi",
+                "valid_at": "2024-06-01T00:00:00+00:00",
+                "speaker": "user",
+                "sentence": "Gina adopted a cat called Mochi.",
+                "turn": "g1",
+            }
+        ],
+        "memories": [
+            {
+                "path": "notes/pets.md",
+                "updated_at": "2024-06-11T09:00:00+00:00",
+                "text": "Mochi: vaccine due in June.",
+                "passages": [],
+            }
+        ],
+        "vector_lanes_off": False,
+        "vector_lanes_off_reason": None,
+        "messages_without_vectors": 0,
+        "rows_left_out": 0,
+    }
+
+
+def test_golden_text_with_explain(rt):
+    text, recalled = render(
+        rt, "gina", "What is my cat called?", "2024-06-20", query_vector=axis(1), explain=True
+    )
+    assert text == GOLDEN_EXPLAIN
+    assert recalled["facts"][0]["lanes"] == [
+        {"lane": "entity_facts", "rank": 1, "score": 0.95, "via": 'entity "Mochi"'},
+        {"lane": "facts", "rank": 1, "score": pytest.approx(0.874, abs=1e-3), "via": None},
+        {"lane": "user_facts", "rank": 1, "score": pytest.approx(0.874, abs=1e-3), "via": "type HAS_PET"},
+    ]
+
+
+def test_budget_keeps_the_best_ranked_rows_and_says_so(rt):
+    text, recalled = render(
+        rt, "gina", "What is my cat called?", "2024-06-20", query_vector=axis(1), max_chars=len(GOLDEN) - 1
+    )
+    assert text == HEADER.replace(
+        "Rows:\n",
+        "1 lower-ranked rows were left out to stay within max_chars=" + str(len(GOLDEN) - 1) + ".\nRows:\n",
+    ) + "\n".join(GOLDEN.split("\n")[10:14])
+    assert recalled["rows_left_out"] == 1 and [t["action_id"] for t in recalled["turns"]] == ["g1", "g2"]
+
+
+@pytest.mark.parametrize(
+    ("matched", "expected"),
+    [
+        ([0], "p0 …"),
+        ([1], "… p1 …"),
+        ([2], "… p2 …"),
+        ([3], "… p3"),
+        ([0, 1], "p0 p1 …"),
+        ([0, 2], "p0 … p2"),
+        ([1, 3], "… p1 … p3"),
+        ([0, 1, 2, 3], "p0 p1 p2 p3"),
+    ],
+)
+def test_long_text_shows_matched_passages_with_an_ellipsis_where_text_is_left_out(matched, expected):
+    passages = ["p0 ", "p1 ", "p2 ", "p3"]
+    assert shown_text("".join(passages), passages, matched, limit=3) == expected
+    assert shown_text("".join(passages), passages, matched, limit=100) == "p0 p1 p2 p3"
