@@ -193,7 +193,7 @@ def test_budget_keeps_the_best_ranked_rows_and_says_so(rt):
         ([2], "… p2 …"),
         ([3], "… p3"),
         ([0, 1], "p0 p1 …"),
-        ([0, 2], "p0 … p2"),
+        ([0, 2], "p0 … p2 …"),
         ([1, 3], "… p1 … p3"),
         ([0, 1, 2, 3], "p0 p1 p2 p3"),
     ],
