@@ -47,6 +47,7 @@ _CONNECTION_WORDS = re.compile(r"connect|handshake|connection|socket|broken pipe
 
 Today = date | str | None
 PROGRESS_LIMIT = 512
+FIRST_PROGRESS_LIMIT = 32
 
 
 class Backend(Protocol):
@@ -228,12 +229,15 @@ class RecallClient:
               **options: Any) -> EmbedProgress:
         """Call `recall.embed` until nothing remains; totals over all calls, optional progress bar.
 
-        With a progress bar and no `limit` given, calls embed `PROGRESS_LIMIT` units each, so the bar
-        moves while a large backlog is worked off (each call is its own transaction either way).
+        With a progress bar and no `limit` given, a small first call learns the backlog's size, then
+        calls embed `PROGRESS_LIMIT` units each, so the bar moves while a large backlog is worked off
+        (each call is its own transaction either way).
         """
-        if progress and "limit" not in (config or {}) and "limit" not in options:
+        chosen = "limit" in (config or {}) or "limit" in options
+        first = options if chosen or not progress else {**options, "limit": FIRST_PROGRESS_LIMIT}
+        if progress and not chosen:
             options = {**options, "limit": PROGRESS_LIMIT}
-        done = self.embed_once(user, config, **options)
+        done = self.embed_once(user, config, **first)
         bar = _progress_bar(done.embedded + done.remaining, done.embedded, done.model) if progress else None
         try:
             while done.remaining > 0:

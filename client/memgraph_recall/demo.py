@@ -45,8 +45,8 @@ def locomo_asks(path: Path, count: int) -> tuple[list[dict], list[Ask], dict[str
 
 def footer(recalled: Recalled) -> str:
     sessions = sorted({t.session_id for t in recalled.turns if t.session_id})
-    return (f"-> {len(recalled.turns)} turns (sessions: {', '.join(sessions) or 'none'}), "
-            f"{len(recalled.facts)} facts, {len(recalled.memories)} memories")
+    return (f"-> turns: {len(recalled.turns)} (sessions: {', '.join(sessions) or 'none'}), "
+            f"facts: {len(recalled.facts)}, memory notes: {len(recalled.memories)}")
 
 
 def run_demo(config: dict[str, Any], locomo: Path | None = None, questions: int = 4,
