@@ -147,7 +147,9 @@ class EmbeddedBackend:
         error = self.runtime.load_errors.get("recall")
         if error:
             last = error.strip().splitlines()[-1] if error.strip() else "unknown error"
-            raise RecallNotLoaded(f"the recall module failed to import in the embedded runtime: {last}")
+            hint = (" (install the embedded extra: pip install 'memgraph-recall[embedded]')"
+                    if "ModuleNotFoundError" in last else "")
+            raise RecallNotLoaded(f"the recall module failed to import in the embedded runtime: {last}{hint}")
         self.description = "embedded runtime"
         if isinstance(graph, (str, Path)):
             self.runtime.load_graph(graph)

