@@ -1,8 +1,10 @@
-"""A reentrant readers-writer lock with writer preference.
+"""A reentrant, phase-fair readers-writer lock.
 
 The standard library has no readers-writer lock, and the small PyPI ones are unmaintained or lack
 reentrancy, which the store needs (a write procedure's thread also calls the store's public API).
-Writers are preferred so a steady stream of read calls cannot starve a write call.
+Fairness alternates phases: a waiting writer stops new readers from entering, and when a writer
+finishes, the readers that waited for it go before the next writer. So neither a steady stream of
+read calls nor a writer calling in a loop can starve the other side.
 """
 
 import threading
@@ -19,6 +21,11 @@ class ReadWriteLock:
         self._writer: int | None = None
         self._writer_depth = 0
         self._writers_waiting = 0
+        self._readers_waiting = 0
+        self._readers_turn = False  # set when a writer leaves while readers wait for it
+
+    def _readers_blocked(self) -> bool:
+        return self._writer is not None or (self._writers_waiting > 0 and not self._readers_turn)
 
     def acquire_read(self) -> None:
         me = threading.get_ident()
@@ -26,8 +33,16 @@ class ReadWriteLock:
             if self._writer == me or me in self._readers:
                 self._readers[me] = self._readers.get(me, 0) + 1
                 return
-            while self._writer is not None or self._writers_waiting:
-                self._cond.wait()
+            if self._readers_blocked():
+                self._readers_waiting += 1
+                try:
+                    while self._readers_blocked():
+                        self._cond.wait()
+                finally:
+                    self._readers_waiting -= 1
+                    if not self._readers_waiting and self._readers_turn:
+                        self._readers_turn = False
+                        self._cond.notify_all()
             self._readers[me] = 1
 
     def release_read(self) -> None:
@@ -51,7 +66,7 @@ class ReadWriteLock:
                 raise RuntimeError("a thread holding the read lock cannot take the write lock (deadlock)")
             self._writers_waiting += 1
             try:
-                while self._writer is not None or self._readers:
+                while self._writer is not None or self._readers or self._readers_turn:
                     self._cond.wait()
             finally:
                 self._writers_waiting -= 1
@@ -65,6 +80,8 @@ class ReadWriteLock:
             self._writer_depth -= 1
             if not self._writer_depth:
                 self._writer = None
+                if self._readers_waiting:
+                    self._readers_turn = True
                 self._cond.notify_all()
 
     def holds_write(self) -> bool:
