@@ -34,6 +34,17 @@ def test_values_are_frozen_and_maps_are_fresh_on_every_read():
         store.set_vertex_property(v, "bad", {1: 2})
 
 
+def test_float_vectors_are_packed_and_read_as_fresh_tuples():
+    store = GraphStore()
+    vector = [i / 7 for i in range(384)]
+    v = store.add_vertex(properties={"embedding": vector, "short": [0.5, 1.5], "mixed": [1, 2.0] * 10})
+    props = store.vertices[v].props
+    first, second = read_value(props["embedding"]), read_value(props["embedding"])
+    assert type(first) is tuple and first == tuple(vector) and first is not second
+    assert props["short"] == (0.5, 1.5) and props["mixed"] == (1, 2.0) * 10  # not packed
+    assert store.node(v).properties["embedding"] == vector
+
+
 def test_delete_vertex_requires_detach_when_it_has_edges():
     store = GraphStore()
     a, b = store.add_vertex(), store.add_vertex()

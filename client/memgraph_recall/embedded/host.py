@@ -109,6 +109,7 @@ class Runtime:
         self._module_paths: dict[str, Path] = {}
         self._procedures: dict[str, Registration] = {}
         self._functions: dict[str, Registration] = {}
+        self._contexts: dict[str, Context] = {}  # per module, reused by every call
         self._mgp = mgp_module()
         self._load_modules()
 
@@ -128,6 +129,7 @@ class Runtime:
                 continue
             self.modules[name] = module
             self._module_paths[name] = path
+            self._contexts[name] = Context(name, self._log_sink)
             for spec in registry.procedures.values():
                 self._procedures[spec.full_name] = spec
             for spec in registry.functions.values():
@@ -216,8 +218,19 @@ class Runtime:
         if not spec.required <= len(args) <= len(spec.args):
             raise _arity_error(spec)
         scope = CallScope(self.store, spec.is_write, deadline, time.time_ns() // 1000)
-        guard = self.store.transaction() if spec.is_write else self.store.lock.read()
-        with guard, mgp_installed() as mgp, running(Context(spec.module, self._log_sink)):
+        if spec.is_write:
+            with self.store.transaction():
+                return self._run(spec, args, scope)
+        lock = self.store.lock  # plain acquire/release: this is the per-call hot path
+        lock.acquire_read()
+        try:
+            return self._run(spec, args, scope)
+        finally:
+            lock.release_read()
+
+    def _run(self, spec: Registration, args: tuple, scope: CallScope) -> list[dict[str, Any]]:
+        """Run a procedure under the caller's lock: arguments, call, result checks, invalidation."""
+        with mgp_installed() as mgp, running(self._contexts[spec.module]):
             try:
                 values = self._arguments(spec, args, scope)
                 try:
@@ -226,17 +239,17 @@ class Runtime:
                     else:
                         result = spec.func(*values)
                 except mgp.AbortError as exc:
-                    if deadline is not None and time.monotonic() >= deadline:
+                    if scope.deadline is not None and time.monotonic() >= scope.deadline:
                         raise _timeout(spec) from exc
                     raise ProcedureError(f"{spec.full_name}: {_describe(exc)}") from exc
                 except Exception as exc:
                     raise ProcedureError(f"{spec.full_name}: {_describe(exc)}") from exc
                 rows = self._rows(spec, result)
-                if deadline is not None and time.monotonic() >= deadline:
+                if scope.deadline is not None and time.monotonic() >= scope.deadline:
                     raise _timeout(spec)
+                return rows
             finally:
                 scope.valid = False
-        return rows
 
     def call_function(self, name: str, *args: Any) -> Any:
         """`RETURN name(args...)` for a function registered with `@mgp.function`."""
@@ -246,7 +259,7 @@ class Runtime:
         if not spec.required <= len(args) <= len(spec.args):
             raise _arity_error(spec)
         scope = CallScope(self.store, False)
-        with self.store.lock.read(), mgp_installed() as mgp, running(Context(spec.module, self._log_sink)):
+        with self.store.lock.read(), mgp_installed() as mgp, running(self._contexts[spec.module]):
             try:
                 values = self._arguments(spec, args, scope)
                 try:
@@ -264,15 +277,16 @@ class Runtime:
         """Convert and type-check the caller's arguments, then append fresh copies of defaults."""
         values = []
         for position, (arg, value) in enumerate(zip(spec.args, args, strict=False)):
-            where = f"'{spec.full_name}' argument named '{arg.name}' at position {position}"
             try:
                 converted = to_proc_value(value, scope, self._mgp)
             except (TypeError, OverflowError) as exc:
+                where = _where(spec, position)
                 raise ArgumentError(f"{where} is not a value Cypher can pass: {exc}.") from None
             except LookupError as exc:
+                where = _where(spec, position)
                 raise ArgumentError(f"{where} refers to a missing graph element: {exc}.") from None
             if not arg.type.satisfies(converted):
-                raise ArgumentError(f"{where} must be of type {arg.type.name}.")
+                raise ArgumentError(f"{_where(spec, position)} must be of type {arg.type.name}.")
             values.append(converted)
         values.extend(read_value(arg.default) for arg in spec.args[len(args):])
         return values
@@ -313,6 +327,10 @@ class Runtime:
                 row[field] = converted
             rows.append(row)
         return rows
+
+
+def _where(spec: Registration, position: int) -> str:
+    return f"'{spec.full_name}' argument named '{spec.args[position].name}' at position {position}"
 
 
 def _deadline(timeout: float | None) -> float | None:

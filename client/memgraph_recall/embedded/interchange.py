@@ -12,13 +12,14 @@ so our own files round-trip exactly.
 
 import json
 import re
+from array import array
 from collections.abc import Iterable
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
 from .errors import GraphFileError
-from .store import GraphStore, Thawable
+from .store import GraphStore, Thawable, check_int64, freeze
 
 _DURATION = re.compile(r"(?:(-?\d+) days?, )?(\d+):(\d{2}):(\d{2})(?:\.(\d{1,6}))?")
 _NO_STRINGS = frozenset({int, float, bool, type(None)})
@@ -67,6 +68,8 @@ def encode_value(value: Any) -> Any:
     kind = type(value)
     if kind is Thawable:
         return encode_value(value.frozen)
+    if kind is array:
+        return value.tolist()
     if kind is datetime:
         return f"localDateTime({value.isoformat()})"
     if kind is date:
@@ -86,18 +89,40 @@ def encode_value(value: Any) -> Any:
 
 def _element_id(element: dict, key: str) -> int:
     raw = element.get(key)
-    if type(raw) is int:
-        return raw
+    if type(raw) is int and raw >= 0:
+        return check_int64(raw)
     if type(raw) is str and raw.isdigit():
         return int(raw)
     raise ValueError(f"'{key}' must be an integer or a numeric string, got {raw!r}")
 
 
 def _properties(element: dict) -> dict:
+    """Decoded and frozen properties (the loader's hot path: scalars skip the generic code)."""
     props = element.get("properties")
     if type(props) is not dict:
         raise ValueError(f"'properties' must be a JSON object, got {type(props).__name__}")
-    return {key: decode_value(value) for key, value in props.items() if value is not None}
+    out = {}
+    for key, value in props.items():
+        kind = type(value)
+        if kind is str:
+            if value.endswith(")"):
+                value = decode_value(value)
+        elif kind is not float and kind is not bool:
+            if value is None:
+                continue
+            value = freeze(decode_value(value))
+        out[key] = value
+    return out
+
+
+def _labels(element: dict) -> tuple[str, ...]:
+    labels = element.get("labels")
+    if type(labels) is not list:
+        raise ValueError(f"'labels' must be a list of strings, got {labels!r}")
+    for label in labels:
+        if type(label) is not str or not label:
+            raise ValueError(f"a label must be a non-empty string, got {label!r}")
+    return tuple(dict.fromkeys(labels))
 
 
 def build_store(elements: Iterable[Any]) -> GraphStore:
@@ -117,12 +142,9 @@ def build_store(elements: Iterable[Any]) -> GraphStore:
             if kind != "node":
                 raise ValueError(f"'type' must be \"node\" or \"relationship\", got {kind!r}")
             vertex_id = _element_id(element, "id")
-            labels = element.get("labels")
-            if type(labels) is not list:
-                raise ValueError(f"'labels' must be a list of strings, got {labels!r}")
             if vertex_id in store.vertices:
                 raise ValueError(f"node id {vertex_id} appears twice")
-            store.create_vertex(labels, _properties(element), vertex_id)
+            store.load_vertex(vertex_id, _labels(element), _properties(element))
         except (ValueError, TypeError, OverflowError) as exc:
             raise GraphFileError(f"element {index}: {exc}") from None
     for index, element in relationships:
@@ -136,7 +158,10 @@ def build_store(elements: Iterable[Any]) -> GraphStore:
                 if vertex is None:
                     raise ValueError(f"'{key}' {element[key]!r} is not the id of a node in this file")
                 ends.append(vertex)
-            store.create_edge(ends[0], ends[1], element.get("label"), _properties(element), edge_id)
+            edge_type = element.get("label")
+            if type(edge_type) is not str or not edge_type:
+                raise ValueError(f"an edge type must be a non-empty string, got {edge_type!r}")
+            store.load_edge(edge_id, edge_type, ends[0], ends[1], _properties(element))
         except (ValueError, TypeError, OverflowError) as exc:
             raise GraphFileError(f"element {index}: {exc}") from None
     return store

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
+from functools import cached_property
 from typing import Any
 
 from .cypher_types import CypherType
@@ -39,7 +40,7 @@ class Registration:
     results: dict[str, CypherType] = field(default_factory=dict)
     deprecated: frozenset[str] = frozenset()
 
-    @property
+    @cached_property
     def full_name(self) -> str:
         return f"{self.module}.{self.name}"
 
@@ -47,8 +48,9 @@ class Registration:
     def is_write(self) -> bool:
         return self.kind == "write"
 
-    @property
+    @cached_property
     def required(self) -> int:
+        """How many leading arguments have no default (arguments never change after registration)."""
         return sum(1 for a in self.args if not a.has_default)
 
     def signature(self) -> str:
