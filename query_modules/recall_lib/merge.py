@@ -1,0 +1,126 @@
+"""Merge newly read turns into a cached `UserMemory` without re-reading the old ones.
+
+The cache's incremental refresh: after a new session at 100k messages, only its ~30 actions are read
+from the graph; their vectors are appended to the user's matrix and their postings merged into the
+BM25 index (numpy, no re-tokenising), so the result equals a full build over all turns (same rows,
+same scores), at a fraction of the cost. Turns stay in time order: new turns that sort before old
+ones (back-filled sessions, old turns without a timestamp) permute every index once.
+"""
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+
+import numpy as np
+
+from .memory import Turn, UserMemory, VectorSet
+from .textindex import BM25Index
+
+
+def turn_order(turn: Turn) -> tuple:
+    """The sort key a full build orders turns by (time, undated last, then action_id)."""
+    return (turn.timestamp is None, turn.timestamp or datetime.min, turn.action_id)
+
+
+def merge_bm25(first: BM25Index, second: BM25Index) -> BM25Index:
+    """One index over `first`'s documents followed by `second`'s (ids of `second` shifted).
+
+    Per term, `first`'s postings come before `second`'s; search does not depend on that order.
+    """
+    if (first.k1, first.b) != (second.k1, second.b):
+        raise ValueError("merge_bm25: both indexes must use the same k1 and b")
+    vocabulary = dict(first.vocabulary)
+    second_rows = np.empty(len(second.vocabulary), dtype=np.int64)
+    for term, row in second.vocabulary.items():
+        second_rows[row] = vocabulary.setdefault(term, len(vocabulary))
+    first_counts = np.zeros(len(vocabulary), dtype=np.int64)
+    first_counts[: len(first.vocabulary)] = np.diff(first.indptr)
+    second_counts = np.diff(second.indptr)
+    counts = first_counts.copy()
+    np.add.at(counts, second_rows, second_counts)
+    indptr = np.zeros(len(vocabulary) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    doc_ids = np.empty(int(indptr[-1]), dtype=np.int32)
+    term_freqs = np.empty(int(indptr[-1]), dtype=np.int32)
+
+    first_row = np.repeat(np.arange(len(first.vocabulary)), np.diff(first.indptr))
+    first_pos = indptr[first_row] + np.arange(len(first.doc_ids)) - first.indptr[first_row]
+    doc_ids[first_pos] = first.doc_ids
+    term_freqs[first_pos] = first.term_freqs
+
+    row = np.repeat(second_rows, second_counts)
+    local = np.arange(len(second.doc_ids)) - np.repeat(second.indptr[:-1], second_counts)
+    second_pos = indptr[row] + first_counts[row] + local
+    doc_ids[second_pos] = second.doc_ids + first.n_docs
+    term_freqs[second_pos] = second.term_freqs
+    doc_lengths = np.concatenate([first.doc_lengths, second.doc_lengths]).astype(np.int32)
+    return BM25Index(vocabulary, indptr, doc_ids, term_freqs, doc_lengths, first.k1, first.b)
+
+
+def permute_bm25(index: BM25Index, position: np.ndarray) -> BM25Index:
+    """The same index with document `i` renumbered `position[i]`."""
+    doc_lengths = np.empty_like(index.doc_lengths)
+    doc_lengths[position] = index.doc_lengths
+    doc_ids = position[index.doc_ids].astype(np.int32)
+    return BM25Index(
+        dict(index.vocabulary),
+        index.indptr.copy(),
+        doc_ids,
+        index.term_freqs.copy(),
+        doc_lengths,
+        index.k1,
+        index.b,
+    )
+
+
+def concat_vectors(first: VectorSet, second: VectorSet, offset: int) -> VectorSet:
+    """`first`'s rows then `second`'s, whose owners are shifted by `offset`."""
+    if len(second) == 0:
+        return first
+    if len(first) == 0:
+        return VectorSet(second.matrix, second.owner + offset, second.passage)
+    return VectorSet(
+        np.concatenate([first.matrix, second.matrix]),
+        np.concatenate([first.owner, second.owner + offset]),
+        np.concatenate([first.passage, second.passage]),
+    )
+
+
+def merge_turns(
+    memory: UserMemory,
+    turns: Sequence[Turn],
+    vectors: VectorSet,
+    without_vectors: int,
+    action_sessions: Mapping[str, str | None],
+    malformed: Counter,
+) -> UserMemory:
+    """`memory` with `turns` (read by `memory.read_turns`, their `vectors` owned by index into `turns`)
+    added, as if all turns had been read at once. `action_sessions` covers every newly owned action."""
+    if not turns and not action_sessions and not malformed:
+        return memory
+    old = len(memory.turns)
+    all_turns = memory.turns + tuple(turns)
+    matrix = concat_vectors(memory.turn_vectors, vectors, old)
+    text_index = memory.text_index
+    if turns:
+        text_index = merge_bm25(text_index, BM25Index.build([t.text for t in turns]))
+    if turns and memory.turns and turn_order(turns[0]) < turn_order(memory.turns[-1]):
+        order = sorted(range(len(all_turns)), key=lambda i: turn_order(all_turns[i]))
+        position = np.empty(len(all_turns), dtype=np.int64)
+        position[np.asarray(order, dtype=np.int64)] = np.arange(len(all_turns))
+        all_turns = tuple(all_turns[i] for i in order)
+        matrix = VectorSet(matrix.matrix, position[matrix.owner], matrix.passage)
+        text_index = permute_bm25(text_index, position)
+    counts = Counter(memory.malformed)
+    counts.update(malformed)
+    return replace(
+        memory,
+        turns=all_turns,
+        turn_vectors=matrix,
+        text_index=text_index,
+        turn_by_action={t.action_id: i for i, t in enumerate(all_turns)},
+        action_sessions={**memory.action_sessions, **action_sessions},
+        turns_without_vectors=memory.turns_without_vectors + without_vectors,
+        malformed=dict(counts),
+    )
