@@ -164,7 +164,7 @@ class Runtime:
 
     def load_elements(self, elements: Iterable[dict]) -> None:
         """Replace the graph with export elements (e.g. `MemoryGraph.elements()`)."""
-        self.store.replace_with(interchange.build_store(list(elements)))
+        self.store.replace_with(interchange.build_store(list(elements), consume=True))
 
     def save_graph(self, path: str | Path) -> None:
         """Write the graph as an `export_util.json` file."""

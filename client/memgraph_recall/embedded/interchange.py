@@ -10,10 +10,12 @@ Memgraph writes nested temporals without prefixes (plain strings); we write them
 so our own files round-trip exactly.
 """
 
+import gc
 import json
 import re
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
@@ -125,13 +127,35 @@ def _labels(element: dict) -> tuple[str, ...]:
     return tuple(dict.fromkeys(labels))
 
 
-def build_store(elements: Iterable[Any]) -> GraphStore:
-    """A new store holding `elements`; raises GraphFileError naming the first bad element."""
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: loading creates millions of objects, and the collections
+    they trigger would otherwise re-scan the growing graph again and again (~30% of load time)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def build_store(elements: Iterable[Any], *, consume: bool = False) -> GraphStore:
+    """A new store holding `elements`; raises GraphFileError naming the first bad element.
+    With `consume`, each element of the (list) argument is dropped once stored, to lower peak memory."""
+    with _gc_paused():
+        return _build_store(elements, consume)
+
+
+def _build_store(elements: Iterable[Any], consume: bool) -> GraphStore:
     if not isinstance(elements, list | tuple):
         raise GraphFileError(f"expected a JSON array of elements, got {type(elements).__name__}")
+    consume = consume and type(elements) is list
     store = GraphStore()
     relationships = []
     for index, element in enumerate(elements):
+        if consume:
+            elements[index] = None
         try:
             if type(element) is not dict:
                 raise ValueError(f"expected a JSON object, got {type(element).__name__}")
@@ -147,7 +171,9 @@ def build_store(elements: Iterable[Any]) -> GraphStore:
             store.load_vertex(vertex_id, _labels(element), _properties(element))
         except (ValueError, TypeError, OverflowError) as exc:
             raise GraphFileError(f"element {index}: {exc}") from None
-    for index, element in relationships:
+    relationships.reverse()  # pop from the end: each element is dropped once stored
+    while relationships:
+        index, element = relationships.pop()
         try:
             edge_id = _element_id(element, "id")
             if edge_id in store.edges:
@@ -171,7 +197,7 @@ def read_elements(path: str | Path) -> list:
     """The element list of an `export_util.json` file."""
     path = Path(path)
     try:
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8") as handle, _gc_paused():
             return json.load(handle)
     except json.JSONDecodeError as exc:
         raise GraphFileError(f"not valid JSON ({exc})") from None
@@ -179,7 +205,7 @@ def read_elements(path: str | Path) -> list:
 
 def load_store(path: str | Path) -> GraphStore:
     try:
-        return build_store(read_elements(path))
+        return build_store(read_elements(path), consume=True)
     except GraphFileError as exc:
         raise GraphFileError(f"{path}: {exc}") from None
 
