@@ -6,10 +6,11 @@ snapshot holds no mgp objects (those die with the procedure call), just ids, str
 """
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from itertools import chain
 from typing import Any
 
@@ -263,10 +264,28 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
+# `datetime.isoformat()` output with seconds and an optional `±HH:MM` offset: parsed identically by
+# `datetime.fromisoformat` on every supported Python, ~25x faster than the general parser. Stored
+# timestamps are nearly always in this shape, and 100k of them are parsed per cold build.
+_CANONICAL = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{6})?(?:[+-]\d{2}:\d{2})?", re.ASCII)
+
+
+def _fast_utc(value: Any) -> datetime | None:
+    if isinstance(value, str) and _CANONICAL.fullmatch(value):
+        try:
+            moment = datetime.fromisoformat(value)
+            if moment.tzinfo is None:
+                return moment.replace(tzinfo=timezone.utc)
+            return moment.astimezone(timezone.utc)
+        except (ValueError, OverflowError):
+            pass
+    return to_utc(value)
+
+
 def _time(value: Any, kind: str, malformed: Counter) -> datetime | None:
     if value is None:
         return None
-    parsed = to_utc(value)
+    parsed = _fast_utc(value)
     if parsed is None:
         malformed[f"{kind}: unreadable time"] += 1
     return parsed

@@ -16,7 +16,7 @@ Nothing reachable only through shared chunks, entities or agents is ever collect
 """
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,15 +63,16 @@ class GraphIndex:
         for count, vertex in enumerate(vertices):
             if count % _ABORT_EVERY == 0:
                 abort()
-            names = labels_of(vertex)
-            if "Action" in names:
-                key = id_text(vertex.properties.get("action_id"))
-                if key is not None:
-                    holders[key].append(vertex.id)
-            if "User" in names:
-                key = id_text(vertex.properties.get("user_id"))
-                if key is not None:
-                    users[key].append(vertex.id)
+            for label in vertex.labels:
+                name = label.name
+                if name == "Action":
+                    key = id_text(vertex.properties.get("action_id"))
+                    if key is not None:
+                        holders[key].append(vertex.id)
+                elif name == "User":
+                    key = id_text(vertex.properties.get("user_id"))
+                    if key is not None:
+                        users[key].append(vertex.id)
         return cls({k: tuple(v) for k, v in users.items()}, {k: tuple(v) for k, v in holders.items()})
 
 
@@ -100,22 +101,28 @@ class OwnedGraph:
     facts: list[OwnedFact] = field(default_factory=list)
     memories: list[Any] = field(default_factory=list)
     ontologies: list[Any] = field(default_factory=list)
+    action_ids: frozenset[str] = frozenset()
     skipped: Counter = field(default_factory=Counter)
 
-    @property
-    def action_ids(self) -> frozenset[str]:
-        return frozenset(a.action_id for a in self.actions)
+
+def _has_label(vertex: Any, name: str) -> bool:
+    return any(label.name == name for label in vertex.labels)
 
 
-def _parents(vertex: Any, rel_type: str) -> set[int]:
-    return {e.from_vertex.id for e in vertex.in_edges if e.type.name == rel_type}
+def _only_parents(vertex: Any, rel_type: str, allowed: Container[int]) -> bool:
+    """Every `rel_type` edge into `vertex` comes from a vertex in `allowed` (hot path: no sets built)."""
+    for edge in vertex.in_edges:
+        if edge.type.name == rel_type and edge.from_vertex.id not in allowed:
+            return False
+    return True
 
 
 def _children(vertex: Any, rel_type: str) -> list[Any]:
     seen: dict[int, Any] = {}
     for edge in vertex.out_edges:
         if edge.type.name == rel_type:
-            seen.setdefault(edge.to_vertex.id, edge.to_vertex)
+            target = edge.to_vertex
+            seen.setdefault(target.id, target)
     return list(seen.values())
 
 
@@ -125,7 +132,7 @@ def collect_owned(user: Any, index: GraphIndex, abort: Callable[[], None] = _no_
     sessions = [
         s
         for s in _children(user, "HAD_SESSION")
-        if "Session" in labels_of(s) and _parents(s, "HAD_SESSION") == {user.id}
+        if _has_label(s, "Session") and _only_parents(s, "HAD_SESSION", {user.id})
     ]
     session_ids = {s.id for s in sessions}
 
@@ -138,7 +145,7 @@ def collect_owned(user: Any, index: GraphIndex, abort: Callable[[], None] = _no_
         for action in _children(session, "HAS_ACTION"):
             candidates.setdefault(action.id, (action, sid))
         for agent in _children(session, "HAS_AGENT"):
-            if "Agent" not in labels_of(agent) or not _parents(agent, "HAS_AGENT") <= session_ids:
+            if not _has_label(agent, "Agent") or not _only_parents(agent, "HAS_AGENT", session_ids):
                 owned.skipped["agent_shared_with_another_user"] += 1
                 continue
             parents.setdefault(agent.id, sid)
@@ -150,7 +157,7 @@ def collect_owned(user: Any, index: GraphIndex, abort: Callable[[], None] = _no_
     for count, (action, sid) in enumerate(candidates.values()):
         if count % _ABORT_EVERY == 0:
             abort()
-        if "Action" not in labels_of(action) or not _parents(action, "HAS_ACTION") <= parents.keys():
+        if not _has_label(action, "Action") or not _only_parents(action, "HAS_ACTION", parents):
             owned.skipped["action_shared_with_another_user"] += 1
             continue
         action_id = id_text(action.properties.get("action_id"))
@@ -166,15 +173,16 @@ def collect_owned(user: Any, index: GraphIndex, abort: Callable[[], None] = _no_
             owned.skipped["action_id_held_by_another_user"] += 1
             continue
         owned.actions.append(OwnedAction(action, action_id, sid))
+    owned.action_ids = frozenset(a.action_id for a in owned.actions)
 
     _collect_entities(owned, abort)
     _collect_facts(owned, abort)
     for memory in _children(user, "HAS_MEMORY"):
-        if "Memory" in labels_of(memory) and _parents(memory, "HAS_MEMORY") == {user.id}:
+        if _has_label(memory, "Memory") and _only_parents(memory, "HAS_MEMORY", {user.id}):
             owned.memories.append(memory)
         else:
             owned.skipped["memory_shared_with_another_user"] += 1
-    owned.ontologies = [o for o in _children(user, "ADOPTED") if "OntologyVersion" in labels_of(o)]
+    owned.ontologies = [o for o in _children(user, "ADOPTED") if _has_label(o, "OntologyVersion")]
     return owned
 
 

@@ -1,0 +1,108 @@
+"""Pure helpers of the recall module, without a runtime: exact top-k with deterministic ties, the
+stored-vector rule, the fast timestamp path, the model registry's configuration."""
+
+import math
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from recall_lib.lanes import top_items
+from recall_lib.memory import VectorSet, _fast_utc
+from recall_lib.models import BGE_QUERY_INSTRUCTION, ModelRegistry, ModelSettings, default_query_instruction
+from recall_lib.timeparse import to_utc
+from recall_lib.vectors import CURRENT, MISSING, OTHER_MODEL, classify
+
+
+def vector_set(rows, owners, passages=None):
+    matrix = np.asarray(rows, dtype=np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    passages = passages if passages is not None else [0] * len(owners)
+    return VectorSet(matrix, np.asarray(owners), np.asarray(passages))
+
+
+def test_top_items_takes_each_items_best_passage_and_breaks_ties_by_position():
+    vs = vector_set(
+        [[1, 0], [0, 1], [1, 1], [1, 0], [1, 0]], owners=[0, 0, 1, 2, 3], passages=[0, 1, 0, 0, 0]
+    )
+    found = top_items(vs, np.array([0, 1], dtype=np.float32), None, k=2, min_score=None)
+    assert found == [(0, pytest.approx(1.0), 1), (1, pytest.approx(math.sqrt(0.5)), 0)]
+    # Items 0, 2 and 3 tie at 1.0 along the first axis: the lowest positions win, in order.
+    found = top_items(vs, np.array([1, 0], dtype=np.float32), None, k=2, min_score=None)
+    assert [item for item, _, _ in found] == [0, 2]
+    allowed = np.array([False, True, True, True])
+    assert [i for i, _, _ in top_items(vs, np.array([1, 0], dtype=np.float32), allowed, 5, 0.9)] == [2, 3]
+    assert top_items(vs, np.array([1, 0], dtype=np.float32), None, 0, None) == []
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=40), st.integers(1, 10))
+def test_top_items_matches_a_brute_force_ranking(levels, k):
+    rows = [[1.0, level / 3.0] for level in levels]
+    owners = sorted(np.random.default_rng(len(levels)).integers(0, len(levels), len(levels)).tolist())
+    vs = vector_set(rows, owners)
+    query = np.array([0.0, 1.0], dtype=np.float32)
+    scores = vs.matrix @ query
+    best = {}
+    for row, owner in enumerate(owners):
+        best[owner] = max(best.get(owner, -2.0), float(scores[row]))
+    expected = sorted(best, key=lambda o: (-best[o], o))[:k]
+    assert [item for item, _, _ in top_items(vs, query, None, k, None)] == expected
+
+
+def test_classify_stored_vectors():
+    model = "m"
+    assert classify(model, None, model, 2, 1) == (MISSING, None)
+    assert classify("other", [[1.0, 0.0]], model, 2, 1)[0] == OTHER_MODEL
+    assert classify(model, [[1.0, 0.0, 0.0]], model, 2, 1)[0] == OTHER_MODEL  # another dimension
+    assert classify(model, [[1.0, 0.0]], model, 2, 1) == (CURRENT, [[1.0, 0.0]])
+    assert classify(model, [1.0, 0.0], model, 2, None)[0] == CURRENT
+    assert classify(model, [[1.0, 0.0], [1.0]], model, 2, 2)[0] == "malformed: vectors of mixed length"
+    assert classify(model, [[1.0, 0.0]], model, 2, 2)[0] == "malformed: vector count differs from passages"
+    assert classify(model, [[math.nan, 0.0]], model, 2, 1)[0].startswith("malformed: vector not finite")
+    assert classify(model, [["a", 0.0]], model, 2, 1)[0].startswith("malformed: vector not finite")
+    assert classify(model, [[0.0, 0.0]], model, 2, 1)[0].startswith("malformed: vector not finite")
+    assert classify(model, "nope", model, 2, 1)[0] == "malformed: vectors are not a list of numbers"
+
+
+@given(
+    st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
+    st.one_of(st.none(), st.integers(-14 * 60, 14 * 60)),
+    st.booleans(),
+)
+def test_fast_timestamp_path_agrees_with_the_general_parser(moment, offset_minutes, micro):
+    if not micro:
+        moment = moment.replace(microsecond=0)
+    if offset_minutes is not None:
+        moment = moment.replace(tzinfo=timezone(timedelta(minutes=offset_minutes)))
+    text = moment.isoformat()
+    assert _fast_utc(text) == to_utc(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["2024-01-01T10:00:00Z", "2024-01-01 10:00", "2024-02-30T10:00:00", "x", "2024-01-01"]
+)
+def test_fast_timestamp_path_falls_back_for_other_shapes(text):
+    assert _fast_utc(text) == to_utc(text)
+
+
+def test_model_settings_from_the_environment():
+    settings = ModelSettings.from_env({"RECALL_MODELS": '{"a/b": "/x"}', "RECALL_TORCH_THREADS": "2"})
+    assert settings.names == ("BAAI/bge-small-en-v1.5", "a/b") and settings.torch_threads == 2
+    assert settings.problem is None
+    assert "RECALL_MODELS is not valid JSON" in ModelSettings.from_env({"RECALL_MODELS": "{"}).problem
+    assert "RECALL_MODELS must be a JSON object" in ModelSettings.from_env({"RECALL_MODELS": "[1]"}).problem
+    assert "RECALL_TORCH_THREADS" in ModelSettings.from_env({"RECALL_TORCH_THREADS": "0"}).problem
+    registry = ModelRegistry(ModelSettings.from_env({"RECALL_DEFAULT_MODEL": "a/b"}))
+    assert registry.check_name(None) == "a/b"
+    with pytest.raises(ValueError, match="embedding_model: 'c' is not a configured model; configured: 'a/b'"):
+        registry.check_name("c")
+    state = registry.state("a/b")  # not in the HF cache: remembered as a failure, not raised
+    assert not state.loaded and state.failure
+
+
+def test_query_instruction_only_for_bge_english_models():
+    assert default_query_instruction("BAAI/bge-small-en-v1.5") == BGE_QUERY_INSTRUCTION
+    assert default_query_instruction("BAAI/bge-base-en") == BGE_QUERY_INSTRUCTION
+    assert default_query_instruction("BAAI/bge-m3") == ""
+    assert default_query_instruction("sentence-transformers/all-MiniLM-L6-v2") == ""
