@@ -217,6 +217,10 @@ class Properties:
 
 
 # -- graph objects ------------------------------------------------------------------------------
+VertexId = typing.NewType("VertexId", int)
+EdgeId = typing.NewType("EdgeId", int)
+
+
 class Edge:
     """An edge, valid only during the call that produced it."""
 

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from .cypher_types import CypherType
+from .store import plain_value
 
 _context = threading.local()
 
@@ -118,18 +119,17 @@ def loading_module() -> ModuleRegistry:
 
 def cypher_literal(value: Any) -> str:
     """A stored default written as a Cypher literal (`null`, `"x"`, `[1, 2]`, `{}`)."""
+    value = plain_value(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, tuple | list):
+    if isinstance(value, list):
         return "[" + ", ".join(cypher_literal(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {cypher_literal(v)}" for k, v in value.items()) + "}"
-    if hasattr(value, "thaw"):
-        return cypher_literal(value.frozen)
     if isinstance(value, datetime | date | time | timedelta):
         return repr(str(value))
     return repr(value)
