@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .memory import MESSAGE_TYPES, fact_embedding_text, passages_of
+from .memory import MESSAGE_TYPES, fact_embedding_text, passages_of, utc_time
 from .ownership import STRUCTURAL_LABELS, STRUCTURAL_TYPES, OwnedGraph, labels_of
 from .vectors import CURRENT, classify
 
@@ -67,6 +67,9 @@ def _message_unit(vertex: Any, malformed: Counter) -> Unit | None:
         if vertex.properties.get("action_type") in MESSAGE_TYPES:
             malformed["message: no text"] += 1
         return None
+    timestamp = vertex.properties.get("timestamp")
+    if timestamp is not None and utc_time(timestamp) is None:
+        malformed["message: unreadable time"] += 1  # still recalled (by its words), without a time
     return Unit("messages", vertex, passages_of(text))
 
 

@@ -270,7 +270,8 @@ def _text(value: Any) -> str | None:
 _CANONICAL = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{6})?(?:[+-]\d{2}:\d{2})?", re.ASCII)
 
 
-def _fast_utc(value: Any) -> datetime | None:
+def utc_time(value: Any) -> datetime | None:
+    """`to_utc` with a fast path for canonical ISO strings (same results)."""
     if isinstance(value, str) and _CANONICAL.fullmatch(value):
         try:
             moment = datetime.fromisoformat(value)
@@ -285,7 +286,7 @@ def _fast_utc(value: Any) -> datetime | None:
 def _time(value: Any, kind: str, malformed: Counter) -> datetime | None:
     if value is None:
         return None
-    parsed = _fast_utc(value)
+    parsed = utc_time(value)
     if parsed is None:
         malformed[f"{kind}: unreadable time"] += 1
     return parsed

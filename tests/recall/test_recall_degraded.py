@@ -2,9 +2,11 @@
 vectors from another model, and the model registry's rules (configured names only)."""
 
 import json
+import math
 import os
 
 import pytest
+from memgraph_recall.datasets.memory_graph import MemoryGraph
 from memgraph_recall.embedded import QueryError
 from recall_kit import MODEL, axis, by_lane, header_of, lanes, render, rows_of, runtime, world
 
@@ -119,3 +121,51 @@ def test_broken_model_configuration_degrades_instead_of_failing_the_module(monke
     )
     rows = broken.call("recall.status", {})
     assert any(r["name"] == "configuration" and "RECALL_MODELS" in r["detail"] for r in rows)
+
+
+def test_malformed_stored_data_is_skipped_and_counted_never_a_crash():
+    g = MemoryGraph()
+    user = g.user("mal")
+    s = g.session(user, "mal-s1")
+    vec = {"embedding_model": MODEL}
+    g.message(
+        s, "m1", "Vector full of NaN.", "2024-01-01T00:00:00Z", passage_embeddings=[[math.nan] * 384], **vec
+    )
+    g.message(
+        s, "m2", "Two vectors, one passage.", "2024-01-02T00:00:00Z", passage_embeddings=[axis(1)] * 2, **vec
+    )
+    g.message(s, "m3", "Ragged vectors.", "2024-01-03T00:00:00Z", passage_embeddings=[axis(1), [1.0]], **vec)
+    g.message(s, "m4", None, "2024-01-04T00:00:00Z")
+    g.message(s, "m5", "A time nobody can read.", "next tuesday", passage_embeddings=[axis(2)], **vec)
+    good = g.message(
+        s, "m6", "The one good message.", "2024-01-06T00:00:00Z", passage_embeddings=[axis(3)], **vec
+    )
+    nameless = g.entity(None, embedding=axis(4), embedding_model=MODEL)
+    g.mention(nameless, g.chunk(good, "good chunk"), "m6")
+    named = g.entity("Named", embedding=axis(4), embedding_model=MODEL)
+    g.mention(named, g.chunk(good, "good chunk"), "m6")
+    g.fact(user, "HAS", named, "m6", None, embedding=axis(5), embedding_model=MODEL)
+    g.relationship(user, "HAS_MEMORY", g.node(["Memory"], memory_id="x", path="notes/x.md"))
+    g.relationship(user, "ADOPTED", g.node(["OntologyVersion"], model="m", pool="{broken"))
+    rt = runtime(g.elements())
+
+    vector_hits = lanes(rt, "mal", "q", lanes=["turns"], query_vector=axis(3))
+    assert [(r["key"], round(r["score"], 3)) for r in vector_hits] == [("m6", 1.0), ("m5", 0.0)]
+    _, recalled = render(rt, "mal", "NaN vector, unreadable time", query_vector=axis(3), turns_k=1)
+    shown = [t["action_id"] for t in recalled["turns"]]
+    assert "m6" in shown and "m1" in shown and "m5" in shown  # m1, m5 by their words only
+    assert next(t for t in recalled["turns"] if t["action_id"] == "m5")["timestamp"] is None
+    rows = rt.call("recall.status", {"user": "mal"})
+    malformed = {r["name"]: r["count"] for r in rows if r["section"] == "malformed"}
+    assert malformed == {
+        "message: no text": 1,
+        "message: unreadable time": 1,
+        "messages: vector not finite, not numeric or zero": 1,
+        "messages: vector count differs from passages": 1,
+        "messages: vectors of mixed length": 1,
+        "entity: no text": 1,
+        "fact: no text (or an endpoint without text)": 1,
+        "memory: no content": 1,
+    }
+    counts = {(r["section"], r["name"]): r["count"] for r in rows if r["model"] in (None, MODEL)}
+    assert counts[("with_vectors", "messages")] == 2 and counts[("without_vectors", "messages")] == 3

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from recall_lib.lanes import top_items
-from recall_lib.memory import VectorSet, _fast_utc
+from recall_lib.memory import VectorSet, utc_time
 from recall_lib.models import BGE_QUERY_INSTRUCTION, ModelRegistry, ModelSettings, default_query_instruction
 from recall_lib.timeparse import to_utc
 from recall_lib.vectors import CURRENT, MISSING, OTHER_MODEL, classify
@@ -76,14 +76,14 @@ def test_fast_timestamp_path_agrees_with_the_general_parser(moment, offset_minut
     if offset_minutes is not None:
         moment = moment.replace(tzinfo=timezone(timedelta(minutes=offset_minutes)))
     text = moment.isoformat()
-    assert _fast_utc(text) == to_utc(text)
+    assert utc_time(text) == to_utc(text)
 
 
 @pytest.mark.parametrize(
     "text", ["2024-01-01T10:00:00Z", "2024-01-01 10:00", "2024-02-30T10:00:00", "x", "2024-01-01"]
 )
 def test_fast_timestamp_path_falls_back_for_other_shapes(text):
-    assert _fast_utc(text) == to_utc(text)
+    assert utc_time(text) == to_utc(text)
 
 
 def test_model_settings_from_the_environment():
