@@ -102,6 +102,8 @@ class OwnedGraph:
     memories: list[Any] = field(default_factory=list)
     ontologies: list[Any] = field(default_factory=list)
     action_ids: frozenset[str] = frozenset()
+    holders: dict[int, str | None] = field(default_factory=dict)  # owned Session/Agent id -> session_id
+    sessions: set[int] = field(default_factory=set)  # the owned Session ids (the other holders are Agents)
     skipped: Counter = field(default_factory=Counter)
 
 
@@ -126,63 +128,118 @@ def _children(vertex: Any, rel_type: str) -> list[Any]:
     return list(seen.values())
 
 
-def collect_owned(user: Any, index: GraphIndex, abort: Callable[[], None] = _no_abort) -> OwnedGraph:
-    """Everything `user` (a User vertex) owns, by the rules in the module docstring."""
-    owned = OwnedGraph(user)
-    sessions = [
-        s
-        for s in _children(user, "HAD_SESSION")
-        if _has_label(s, "Session") and _only_parents(s, "HAD_SESSION", {user.id})
-    ]
-    session_ids = {s.id for s in sessions}
+def owned_session(vertex: Any, user_id: int) -> bool:
+    """`vertex` (reached by a HAD_SESSION edge from the User `user_id`) is that user's Session."""
+    return _has_label(vertex, "Session") and _only_parents(vertex, "HAD_SESSION", {user_id})
 
-    parents: dict[int, str | None] = {}  # owned Session/Agent vertex id -> session_id it stands for
-    candidates: dict[int, tuple[Any, str | None]] = {}
+
+def agent_action_session(action: Any, agent_session: str | None) -> str | None:
+    """The session an Action under an Agent stands for: its own `session_id`, else the Agent's."""
+    return id_text(action.properties.get("session_id")) or agent_session
+
+
+def expand_sessions(
+    sessions: Iterable[Any],
+    session_ids: Container[int],
+    holders: dict[int, str | None],
+    candidates: dict[int, tuple[Any, str | None]],
+    skipped: Counter,
+    abort: Callable[[], None] = _no_abort,
+) -> None:
+    """Add the user's `sessions` and their Agents to `holders` (vertex id -> session id), and the
+    Actions under them to `candidates` (vertex id -> (Action, session id)), first session first.
+
+    An Agent counts only when every Session linking to it is in `session_ids`; each Agent is expanded
+    once (an SDK Agent shared by thousands of sessions would otherwise be walked once per session).
+    """
     for session in sessions:
         abort()
         sid = id_text(session.properties.get("session_id"))
-        parents[session.id] = sid
+        holders[session.id] = sid
         for action in _children(session, "HAS_ACTION"):
             candidates.setdefault(action.id, (action, sid))
         for agent in _children(session, "HAS_AGENT"):
-            if not _has_label(agent, "Agent") or not _only_parents(agent, "HAS_AGENT", session_ids):
-                owned.skipped["agent_shared_with_another_user"] += 1
+            if agent.id in holders:
                 continue
-            parents.setdefault(agent.id, sid)
+            if not _has_label(agent, "Agent") or not _only_parents(agent, "HAS_AGENT", session_ids):
+                skipped["agent_shared_with_another_user"] += 1
+                continue
+            holders[agent.id] = sid
             for action in _children(agent, "HAS_ACTION"):
-                own_sid = id_text(action.properties.get("session_id"))
-                candidates.setdefault(action.id, (action, own_sid or sid))
+                candidates.setdefault(action.id, (action, agent_action_session(action, sid)))
 
+
+def admit_actions(
+    candidates: Mapping[int, tuple[Any, str | None]],
+    holders: Container[int],
+    index: GraphIndex,
+    skipped: Counter,
+    abort: Callable[[], None] = _no_abort,
+    *,
+    also_owned: Container[int] = frozenset(),
+    unindexed_ok: bool = False,
+) -> list[OwnedAction]:
+    """The `candidates` that are the user's Actions: every HAS_ACTION parent in `holders`, an
+    action_id, and no holder of that id (per `index`) outside the candidates and `also_owned`.
+
+    An Action the index does not know fails closed (counted as `action_not_in_index`, so a cache can
+    rescan) unless `unindexed_ok`, which the cache's incremental refresh uses for Actions newer than
+    its index: they are then checked against the holders the index does know.
+    """
     structural: dict[int, tuple[Any, str, str | None]] = {}
     for count, (action, sid) in enumerate(candidates.values()):
         if count % _ABORT_EVERY == 0:
             abort()
-        if not _has_label(action, "Action") or not _only_parents(action, "HAS_ACTION", parents):
-            owned.skipped["action_shared_with_another_user"] += 1
+        if not _has_label(action, "Action") or not _only_parents(action, "HAS_ACTION", holders):
+            skipped["action_shared_with_another_user"] += 1
             continue
         action_id = id_text(action.properties.get("action_id"))
         if action_id is None:
-            owned.skipped["action_without_id"] += 1
+            skipped["action_without_id"] += 1
             continue
         structural[action.id] = (action, action_id, sid)
+    admitted = []
     for action, action_id, sid in structural.values():
-        holders = set(index.action_holders.get(action_id, ()))
-        # The index must know this very vertex (a stale index fails closed), and no other holder of
-        # the id may lie outside what this user owns.
-        if action.id not in holders or not holders <= structural.keys():
-            owned.skipped["action_id_held_by_another_user"] += 1
+        known = index.action_holders.get(action_id, ())
+        if action.id not in known and not unindexed_ok:
+            skipped["action_not_in_index"] += 1
             continue
-        owned.actions.append(OwnedAction(action, action_id, sid))
+        if any(h not in structural and h not in also_owned for h in known):
+            skipped["action_id_held_by_another_user"] += 1
+            continue
+        admitted.append(OwnedAction(action, action_id, sid))
+    return admitted
+
+
+def owned_memories(user: Any, skipped: Counter | None = None) -> list[Any]:
+    """The user's Memory vertices: this User their only HAS_MEMORY parent."""
+    memories = []
+    for memory in _children(user, "HAS_MEMORY"):
+        if _has_label(memory, "Memory") and _only_parents(memory, "HAS_MEMORY", {user.id}):
+            memories.append(memory)
+        elif skipped is not None:
+            skipped["memory_shared_with_another_user"] += 1
+    return memories
+
+
+def owned_ontologies(user: Any) -> list[Any]:
+    return [o for o in _children(user, "ADOPTED") if _has_label(o, "OntologyVersion")]
+
+
+def collect_owned(user: Any, index: GraphIndex, abort: Callable[[], None] = _no_abort) -> OwnedGraph:
+    """Everything `user` (a User vertex) owns, by the rules in the module docstring."""
+    owned = OwnedGraph(user)
+    sessions = [s for s in _children(user, "HAD_SESSION") if owned_session(s, user.id)]
+    owned.sessions = {s.id for s in sessions}
+    candidates: dict[int, tuple[Any, str | None]] = {}
+    expand_sessions(sessions, owned.sessions, owned.holders, candidates, owned.skipped, abort)
+    owned.actions = admit_actions(candidates, owned.holders, index, owned.skipped, abort)
     owned.action_ids = frozenset(a.action_id for a in owned.actions)
 
     _collect_entities(owned, abort)
     _collect_facts(owned, abort)
-    for memory in _children(user, "HAS_MEMORY"):
-        if _has_label(memory, "Memory") and _only_parents(memory, "HAS_MEMORY", {user.id}):
-            owned.memories.append(memory)
-        else:
-            owned.skipped["memory_shared_with_another_user"] += 1
-    owned.ontologies = [o for o in _children(user, "ADOPTED") if _has_label(o, "OntologyVersion")]
+    owned.memories = owned_memories(user, owned.skipped)
+    owned.ontologies = owned_ontologies(user)
     return owned
 
 
