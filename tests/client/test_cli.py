@@ -13,7 +13,7 @@ TRIP = "When is my trip to Lisbon and who am I going with?"
 
 @pytest.fixture(scope="module")
 def demo_output(sample_client):
-    """One `memgraph-recall demo` run (the sample_client dependency skips while recall is missing)."""
+    """One `memgraph-recall demo` run, after the shared sample has loaded the model once."""
     capture = pytest.MonkeyPatch()
     lines: list[str] = []
     capture.setattr("memgraph_recall.cli.out", lambda text="": lines.append(text))

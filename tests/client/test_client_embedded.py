@@ -54,8 +54,7 @@ def test_unknown_user_is_an_empty_memory(sample_client):
     assert recalled.empty and "(nothing in memory matched)" in recalled.text
 
 
-def test_lanes_are_typed_hits_pointing_at_graph_elements(sample_client, require):
-    require("recall.lanes")
+def test_lanes_are_typed_hits_pointing_at_graph_elements(sample_client):
     hits = sample_client.lanes("tom", TRIP, lanes=["turns", "facts"], turns_k=2, facts_k=2)
     assert hits and all(isinstance(h, LaneHit) for h in hits)
     assert {"turns", "facts"} <= {h.lane for h in hits} <= {"turns", "facts", "fact_turns"}
@@ -79,7 +78,6 @@ def test_bad_input_becomes_argument_errors_with_the_module_message(sample_client
 
 
 def test_status_and_invalidate(sample_client, require):
-    require("recall.status")
     require("recall.invalidate")
     rows = sample_client.status()
     assert rows and all(isinstance(row, dict) for row in rows)
