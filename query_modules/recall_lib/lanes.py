@@ -7,12 +7,11 @@ item's position in the snapshot (turns are in time order), so the same question 
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
 
 from .config import RecallConfig
-from .memory import Fact, UserMemory, VectorSet
+from .memory import UserMemory, VectorSet
 from .textindex import overlap_best, query_terms, tokenize
 
 #: Derived steps: the facts an entity hit brings, the facts of text-lane turns (degraded mode only),
@@ -69,7 +68,7 @@ def run_lanes(
     """All lanes `settings.lanes` names; vector lanes only when `vector_off` is None and `query` given."""
     terms = tuple(query_terms(question, memory.text_index))
     turn_ok = turn_mask(memory, settings)
-    fact_ok = fact_mask(memory, settings, turn_ok)
+    fact_ok = fact_mask(memory, settings)
     vectors_on = vector_off is None and query is not None
     wanted = set(settings.lanes)
     hits: dict[str, tuple[Hit, ...]] = {}
@@ -104,34 +103,14 @@ def run_lanes(
 
 
 # -- filters -------------------------------------------------------------------------------------
-def _in_window(moment: datetime | None, settings: RecallConfig) -> bool:
-    if settings.since is None and settings.until is None:
-        return True
-    return moment is not None and settings.in_window(moment)  # no time: not shown to be inside
-
-
 def turn_mask(memory: UserMemory, settings: RecallConfig) -> np.ndarray:
-    """Turns that pass `since`/`until` and `exclude_sessions`."""
-    excluded = settings.exclude_sessions
-    return np.fromiter(
-        (_in_window(t.timestamp, settings) and t.session_id not in excluded for t in memory.turns),
-        dtype=bool,
-        count=len(memory.turns),
-    )
+    """Turns that pass `since`/`until` (a turn without a time never does) and `exclude_sessions`."""
+    return memory.turn_filter.mask(settings.since, settings.until, settings.exclude_sessions)
 
 
-def fact_mask(memory: UserMemory, settings: RecallConfig, turn_ok: np.ndarray) -> np.ndarray:
+def fact_mask(memory: UserMemory, settings: RecallConfig) -> np.ndarray:
     """Facts in the window (by `valid_at`, else their source turn's time) and not from an excluded session."""
-    excluded = settings.exclude_sessions
-
-    def keep(fact: Fact) -> bool:
-        if memory.fact_session(fact) in excluded:
-            return False
-        turn = memory.fact_turn(fact)
-        moment = fact.valid_at or (memory.turns[turn].timestamp if turn is not None else None)
-        return _in_window(moment, settings)
-
-    return np.fromiter((keep(f) for f in memory.facts), dtype=bool, count=len(memory.facts))
+    return memory.fact_filter.mask(settings.since, settings.until, settings.exclude_sessions)
 
 
 # -- vector search -------------------------------------------------------------------------------
@@ -140,7 +119,8 @@ def top_items(
 ) -> list[tuple[int, float, int]]:
     """The `k` items with the best passage cosine: (item, score, passage), best first.
 
-    Exact: every row of the user's vectors is scored. Ties go to the lower item index.
+    Exact: every row of the user's vectors is scored. Ties go to the lower item index, and within an
+    item to its first passage reaching the best score.
     """
     if k <= 0 or len(vectors) == 0:
         return []
@@ -150,19 +130,34 @@ def top_items(
         rows &= scores >= min_score
     if not rows.any():
         return []
-    owner, passage, scores = vectors.owner[rows], vectors.passage[rows], scores[rows]
-    # Best row per item: order rows by (item, -score, passage) and keep each item's first row.
-    order = np.lexsort((passage, -scores, owner))
-    first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
-    best_items, best_scores, best_passages = owner[first], scores[first], passage[first]
-    if len(first) > k:
-        keep = np.argpartition(-best_scores, k - 1)[:k]
-        # argpartition may cut inside a tie: widen to every item scoring at least the k-th score
-        threshold = best_scores[keep].min()
-        keep = np.flatnonzero(best_scores >= threshold)
-        best_items, best_scores, best_passages = best_items[keep], best_scores[keep], best_passages[keep]
-    ranked = np.lexsort((best_items, -best_scores))[:k]
-    return [(int(best_items[i]), float(best_scores[i]), int(best_passages[i])) for i in ranked]
+    masked = np.where(rows, scores, -np.inf)
+    groups = vectors.groups
+    if groups is None:  # rows not grouped by item: sort them (slower, same result)
+        order = np.lexsort((np.arange(len(masked)), -masked, vectors.owner))
+        order = order[rows[order]]
+        first = order[np.r_[True, vectors.owner[order][1:] != vectors.owner[order][:-1]]]
+        items, best, best_rows = vectors.owner[first], masked[first], first
+    else:
+        all_items, starts = groups
+        best_all = np.maximum.reduceat(masked, starts)
+        ok = np.flatnonzero(best_all > -np.inf)
+        items, best, best_rows = all_items[ok], best_all[ok], None
+        ends = np.r_[starts[1:], len(masked)]
+    chosen = np.arange(len(items))
+    if len(items) > k:
+        # argpartition may cut inside a tie: keep every item scoring at least the k-th best
+        kth = best[np.argpartition(-best, k - 1)[:k]].min()
+        chosen = np.flatnonzero(best >= kth)
+    chosen = chosen[np.lexsort((items[chosen], -best[chosen]))][:k]
+    found = []
+    for i in chosen.tolist():
+        if best_rows is not None:
+            row = int(best_rows[i])
+        else:
+            start, end = int(starts[ok[i]]), int(ends[ok[i]])
+            row = start + int(np.argmax(masked[start:end]))
+        found.append((int(items[i]), float(best[i]), int(vectors.passage[row])))
+    return found
 
 
 def _vector_hits(
@@ -252,16 +247,14 @@ def user_facts_lane(
     """
     if settings.user_fact_types <= 0 or settings.user_facts_k <= 0:
         return ()
-    types = sorted({memory.facts[i].type for i in np.flatnonzero(fact_ok)})
-    if not types:
+    names, codes = memory.fact_types
+    present = np.unique(codes[fact_ok])  # sorted, so types are ranked in name order on a tie
+    if not len(present):
         return ()
-    texts = [relation_text(t, memory.relation_descriptions.get(t)) for t in types]
+    texts = [relation_text(names[c], memory.relation_descriptions.get(names[c])) for c in present.tolist()]
     type_scores = np.asarray(embed_types(texts), dtype=np.float32) @ query
-    order = np.lexsort((np.arange(len(types)), -type_scores))[: settings.user_fact_types]
-    chosen = {types[i]: float(type_scores[i]) for i in order}
-    allowed = fact_ok & np.fromiter(
-        (f.type in chosen for f in memory.facts), dtype=bool, count=len(memory.facts)
-    )
+    order = np.lexsort((np.arange(len(present)), -type_scores))[: settings.user_fact_types]
+    allowed = fact_ok & np.isin(codes, present[order])
     return tuple(
         Hit("user_facts", rank, score, item, via=f"type {memory.facts[item].type}")
         for rank, (item, score, _) in enumerate(

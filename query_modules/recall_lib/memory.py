@@ -8,9 +8,10 @@ snapshot holds no mgp objects (those die with the procedure call), just ids, str
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import cached_property
 from itertools import chain
 from typing import Any
 
@@ -99,6 +100,46 @@ class VectorSet:
     def nbytes(self) -> int:
         return int(self.matrix.nbytes + self.owner.nbytes + self.passage.nbytes)
 
+    @cached_property
+    def groups(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(items, first row of each) when rows are grouped by ascending item, as built; else None."""
+        owner = self.owner
+        if len(owner) and bool(np.all(owner[1:] >= owner[:-1])):
+            starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+            return owner[starts], starts
+        return None
+
+
+@dataclass(frozen=True)
+class FilterArrays:
+    """Times and sessions of a list of items as arrays, so `since`/`until`/`exclude_sessions` are numpy."""
+
+    epoch: np.ndarray  # float64 UTC seconds, NaN when unknown
+    session: np.ndarray  # int64 index into `sessions`, -1 when unknown
+    sessions: tuple[str, ...]
+
+    @classmethod
+    def of(cls, times: Sequence[datetime | None], sessions: Sequence[str | None]) -> "FilterArrays":
+        names = tuple(sorted({s for s in sessions if s is not None}))
+        code = {name: i for i, name in enumerate(names)}
+        epoch = np.fromiter((t.timestamp() if t is not None else np.nan for t in times), dtype=np.float64,
+                            count=len(times))
+        session = np.fromiter((code.get(s, -1) if s is not None else -1 for s in sessions), dtype=np.int64,
+                              count=len(sessions))
+        return cls(epoch, session, names)
+
+    def mask(self, since: datetime | None, until: datetime | None, excluded: Collection[str]) -> np.ndarray:
+        """Items inside the window (an unknown time is never inside a set window), not in `excluded`."""
+        keep = np.ones(len(self.epoch), dtype=bool)
+        if since is not None:
+            keep &= self.epoch >= since.timestamp()  # NaN compares False
+        if until is not None:
+            keep &= self.epoch <= until.timestamp()
+        codes = [i for i, name in enumerate(self.sessions) if name in excluded]
+        if codes:
+            keep &= ~np.isin(self.session, codes)
+        return keep
+
 
 @dataclass(frozen=True)
 class UserMemory:
@@ -121,6 +162,28 @@ class UserMemory:
     relation_descriptions: Mapping[str, str]
     turns_without_vectors: int
     malformed: Mapping[str, int]
+
+    @cached_property
+    def turn_filter(self) -> "FilterArrays":
+        """Per turn: UTC epoch seconds (NaN when unknown) and session code, for vectorised filters."""
+        return FilterArrays.of([t.timestamp for t in self.turns], [t.session_id for t in self.turns])
+
+    @cached_property
+    def fact_filter(self) -> "FilterArrays":
+        """Per fact: `valid_at` (else its source turn's time) and the source action's session."""
+        times, sessions = [], []
+        for fact in self.facts:
+            turn = self.turn_by_action.get(fact.source_id)
+            times.append(fact.valid_at or (self.turns[turn].timestamp if turn is not None else None))
+            sessions.append(self.action_sessions.get(fact.source_id))
+        return FilterArrays.of(times, sessions)
+
+    @cached_property
+    def fact_types(self) -> tuple[tuple[str, ...], np.ndarray]:
+        """The relation types present, sorted, and each fact's index into them."""
+        names = tuple(sorted({f.type for f in self.facts}))
+        code = {name: i for i, name in enumerate(names)}
+        return names, np.fromiter((code[f.type] for f in self.facts), dtype=np.int64, count=len(self.facts))
 
     @property
     def nbytes(self) -> int:

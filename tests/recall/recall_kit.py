@@ -10,7 +10,10 @@ from memgraph_recall.datasets.memory_graph import MemoryGraph
 from memgraph_recall.embedded import Runtime
 from recall_lib.passages import split_passages
 
-QUERY_MODULES = Path(__file__).resolve().parents[2] / "query_modules"
+# The module folder under test: this checkout's, or another (e.g. an installed copy) named by the variable.
+QUERY_MODULES = Path(
+    os.environ.get("RECALL_TEST_QUERY_MODULES") or Path(__file__).resolve().parents[2] / "query_modules"
+)
 MODEL = os.environ["RECALL_DEFAULT_MODEL"]  # the packaged MiniLM, set by tests/conftest.py
 DIM = 384
 
