@@ -106,3 +106,31 @@ def test_query_instruction_only_for_bge_english_models():
     assert default_query_instruction("BAAI/bge-base-en") == BGE_QUERY_INSTRUCTION
     assert default_query_instruction("BAAI/bge-m3") == ""
     assert default_query_instruction("sentence-transformers/all-MiniLM-L6-v2") == ""
+
+
+class FakeModel:
+    """Records what it is asked to encode; returns unit vectors."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def encode(self, texts, **_):
+        self.seen.extend(texts)
+        return np.tile(np.array([1.0, 0.0], dtype=np.float32), (len(texts), 1))
+
+
+def test_query_instruction_goes_on_questions_only():
+    registry = ModelRegistry(ModelSettings.from_env({}))  # default: BAAI/bge-small-en-v1.5
+    fake = FakeModel()
+    registry._models["BAAI/bge-small-en-v1.5"], registry._dims["BAAI/bge-small-en-v1.5"] = fake, 2
+    registry.embed_queries(["where do I live?"], "BAAI/bge-small-en-v1.5")
+    registry.embed_documents(["I live in Porto."], "BAAI/bge-small-en-v1.5")
+    registry.embed_labels(["lives in: where a person lives"], "BAAI/bge-small-en-v1.5")
+    registry.embed_labels(["lives in: where a person lives"], "BAAI/bge-small-en-v1.5")  # memoised
+    registry.embed_queries(["plain"], "BAAI/bge-small-en-v1.5", instruction="")
+    assert fake.seen == [
+        BGE_QUERY_INSTRUCTION + "where do I live?",
+        "I live in Porto.",
+        "lives in: where a person lives",
+        "plain",
+    ]
