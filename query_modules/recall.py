@@ -5,7 +5,9 @@ state, one per process), reading one user's data into a `UserMemory`, and turnin
 records of plain Python values. Top-level imports are stdlib, mgp, numpy and recall_lib only: a
 failing import here would silently remove every `recall.*` procedure.
 
-The data-access seam for the per-user cache is `graph_index`, `find_user` and `user_memory`.
+Recall reads a user through the per-user cache (`CACHE`, module state like `MODELS`): a snapshot kept
+fresh by a cheap structure check on every call, and every row verified against the live graph before
+it is returned (see `recall_lib.cache`). `recall.embed` and `recall.status` read the graph directly.
 """
 
 from collections import Counter
@@ -13,47 +15,68 @@ from typing import Any
 
 import mgp
 import numpy as np
+from recall_lib.cache import RecallCache, cache_rows
 from recall_lib.config import LANES, RecallConfig, parse_config
 from recall_lib.embedding import Units, all_units, compute_vectors, owned_units, plan_embedding, write_vectors
 from recall_lib.lanes import DERIVED, LaneResults, run_lanes
-from recall_lib.memory import UserMemory, build_user_memory
-from recall_lib.models import ModelRegistry
-from recall_lib.ownership import GraphIndex, collect_owned, labels_of
+from recall_lib.memory import UserMemory
+from recall_lib.models import ModelRegistry, ModelState
+from recall_lib.ownership import GraphIndex, collect_owned, id_text, labels_of
 from recall_lib.render import RenderContext
 from recall_lib.render import render as render_rows
 from recall_lib.rows import merge_rows
 from recall_lib.status import model_rows, status_row, unit_rows
 from recall_lib.timeparse import parse_date_arg
+from recall_lib.verify import verify_results, without_items
 
 VERSION = "0.1.0"
 MODELS = ModelRegistry()
+CACHE = RecallCache()
 _VECTOR_LANES = frozenset(LANES) - {"text"}
 
 
-# -- data access (the cache's seam) ----------------------------------------------------------------
+# -- data access ------------------------------------------------------------------------------------
+class _LiveGraph:
+    """The calling transaction's graph as `recall_lib.cache` uses it (the package never imports mgp)."""
+
+    __slots__ = ("_graph", "abort")
+
+    def __init__(self, ctx: mgp.ProcCtx) -> None:
+        self._graph = ctx.graph
+        self.abort = ctx.check_must_abort
+
+    def vertex(self, vertex_id: int) -> Any:
+        try:
+            return self._graph.get_vertex_by_id(vertex_id)
+        except IndexError:  # mgp's "Unable to find vertex"
+            return None
+
+    @property
+    def vertices(self) -> Any:
+        return self._graph.vertices
+
+
 def graph_index(ctx: mgp.ProcCtx) -> GraphIndex:
-    """User and Action vertex ids by key: one full vertex scan."""
+    """User and Action vertex ids by key: one full vertex scan (uncached: embed and status)."""
     return GraphIndex.scan(ctx.graph.vertices, ctx.check_must_abort)
 
 
-def find_user(ctx: mgp.ProcCtx, user: Any, index: GraphIndex) -> Any:
-    """The User vertex `user` names (a user_id string or a :User node); None for an unknown user_id."""
+def _user_node(user: Any, expected: str = "a user_id string or a :User node") -> Any:
+    """`user` when it is a :User node; None for a string; an error naming `user` otherwise."""
     if isinstance(user, mgp.Vertex):
         if "User" not in labels_of(user):
             found = ", ".join(sorted(labels_of(user))) or "no label"
-            raise ValueError(f"user must be a user_id string or a :User node, got a node with {found}")
+            raise ValueError(f"user must be {expected}, got a node with {found}")
         return user
     if not isinstance(user, str) or not user:
-        raise ValueError(f"user must be a user_id string or a :User node, got {user!r}")
-    holders = index.users.get(user, ())
-    if len(holders) > 1:
-        raise ValueError(f"user: {len(holders)} :User nodes have user_id {user!r}; pass the node instead")
-    return ctx.graph.get_vertex_by_id(holders[0]) if holders else None
+        raise ValueError(f"user must be {expected}, got {user!r}")
+    return None
 
 
-def user_memory(ctx: mgp.ProcCtx, user: Any, index: GraphIndex, model: str, dim: int | None) -> UserMemory:
-    """One user's recallable data for `model`, read from the graph on every call."""
-    return build_user_memory(user, index, model, dim, ctx.check_must_abort)
+def find_user(live: _LiveGraph, user: Any) -> Any:
+    """The User vertex `user` names (a user_id string or a :User node); None for an unknown user_id."""
+    node = _user_node(user)
+    return node if node is not None else CACHE.find_user(live, user)
 
 
 # -- shared steps ----------------------------------------------------------------------------------
@@ -79,20 +102,15 @@ def _query_vector(question: str, cfg: RecallConfig, model: str, dim: int) -> np.
     return vector / norm
 
 
-def _recall(
-    ctx: mgp.ProcCtx, user: Any, question: str, cfg: RecallConfig
-) -> tuple[UserMemory, LaneResults, str]:
-    """Run the lanes for one user and question: (memory, lane results, model name)."""
-    model = MODELS.check_name(cfg.embedding_model)
-    index = graph_index(ctx)
-    vertex = find_user(ctx, user, index)
-    state = MODELS.state(model)
-    if cfg.query_vector is not None and state.loaded and len(cfg.query_vector) != state.dimension:
-        _query_vector(question, cfg, model, state.dimension)  # raises the dimension error
-    if vertex is None:
-        memory = UserMemory.empty(-1, user if isinstance(user, str) else None, model, state.dimension)
-    else:
-        memory = user_memory(ctx, vertex, index, model, state.dimension)
+def _run_lanes(
+    memory: UserMemory,
+    question: str,
+    cfg: RecallConfig,
+    model: str,
+    state: ModelState,
+    queries: dict[str, np.ndarray],
+) -> LaneResults:
+    """The lanes over one memory; `queries` keeps the question vector for a second attempt."""
     vector_off = None
     if not state.loaded:
         vector_off = f"embedding model {model} could not load: {state.failure}"
@@ -100,11 +118,41 @@ def _recall(
         vector_off = f"this user has no vectors from {model} yet; run recall.embed"
     query = None
     if vector_off is None and memory.has_vectors and _VECTOR_LANES & set(cfg.lanes):
-        query = _query_vector(question, cfg, model, state.dimension)
-    results = run_lanes(
+        if "query" not in queries:
+            queries["query"] = _query_vector(question, cfg, model, state.dimension)
+        query = queries["query"]
+    return run_lanes(
         memory, question, query, cfg, lambda texts: MODELS.embed_labels(texts, model), vector_off
     )
-    return memory, results, model
+
+
+def _recall(
+    ctx: mgp.ProcCtx, user: Any, question: str, cfg: RecallConfig
+) -> tuple[UserMemory, LaneResults, str]:
+    """Run the lanes for one user and question over the cached snapshot, every hit verified against
+    the live graph: (memory, lane results, model name). A hit that fails drops the snapshot, and the
+    lanes run again on a fresh build; should that fail too, the failing hits are removed."""
+    model = MODELS.check_name(cfg.embedding_model)
+    live = _LiveGraph(ctx)
+    vertex = find_user(live, user)
+    state = MODELS.state(model)
+    if cfg.query_vector is not None and state.loaded and len(cfg.query_vector) != state.dimension:
+        _query_vector(question, cfg, model, state.dimension)  # raises the dimension error
+    queries: dict[str, np.ndarray] = {}
+    if vertex is None:
+        memory = UserMemory.empty(-1, user if isinstance(user, str) else None, model, state.dimension)
+        return memory, _run_lanes(memory, question, cfg, model, state, queries), model
+    key, snapshot = CACHE.snapshot(live, vertex, model, state.dimension)
+    results = _run_lanes(snapshot.memory, question, cfg, model, state, queries)
+    failing = verify_results(results, snapshot, vertex, live.vertex, CACHE.graph_index(live))
+    if failing:
+        CACHE.discard(key, snapshot)
+        key, snapshot = CACHE.snapshot(live, vertex, model, state.dimension)
+        results = _run_lanes(snapshot.memory, question, cfg, model, state, queries)
+        failing = verify_results(results, snapshot, vertex, live.vertex, CACHE.graph_index(live))
+        if failing:
+            results = without_items(results, failing)
+    return snapshot.memory, results, model
 
 
 # -- procedures ------------------------------------------------------------------------------------
@@ -229,6 +277,8 @@ def embed(
         ctx.check_must_abort,
     )
     counts = write_vectors(plan.todo, vectors, model)
+    if any(counts.values()):  # cached snapshots hold the old vectors (or none): read them again
+        CACHE.invalidate(user_id=cfg.user, keep_index=True)
     return mgp.Record(
         messages=counts["messages"],
         entities=counts["entities"],
@@ -243,9 +293,12 @@ def _units(ctx: mgp.ProcCtx, user: str | None) -> Units:
     if user is None:
         return all_units(ctx.graph.vertices, ctx.check_must_abort)
     index = graph_index(ctx)
-    vertex = find_user(ctx, user, index)
-    if vertex is None:
+    holders = index.users.get(user, ())
+    if len(holders) > 1:
+        raise ValueError(f"user: {len(holders)} :User nodes have user_id {user!r}; pass the node instead")
+    if not holders:
         return Units([], Counter())
+    vertex = ctx.graph.get_vertex_by_id(holders[0])
     return owned_units(collect_owned(vertex, index, ctx.check_must_abort))
 
 
@@ -270,5 +323,25 @@ def status(
         known = bool(graph_index(ctx).users.get(cfg.user))
         rows.append(status_row("module", "user", detail=cfg.user if known else f"{cfg.user} (not found)"))
     rows += model_rows(states, MODELS.default_model)
+    rows += cache_rows(CACHE.stats())
     rows += unit_rows(_units(ctx, cfg.user), states)
     return [mgp.Record(**row) for row in rows]
+
+
+@mgp.read_proc
+def invalidate(
+    ctx: mgp.ProcCtx,
+    user: mgp.Nullable[mgp.Any] = None,
+) -> mgp.Record(dropped=int):
+    """Drop cached data: one user's (a user_id or a :User node) or, with null, all of it (the index too).
+
+    A read procedure: it changes module state only, never the graph.
+    """
+    if user is None:
+        return mgp.Record(dropped=CACHE.invalidate())
+    node = _user_node(user, "a user_id string, a :User node or null")
+    if node is None:
+        return mgp.Record(dropped=CACHE.invalidate(user_id=user))
+    return mgp.Record(
+        dropped=CACHE.invalidate(user_id=id_text(node.properties.get("user_id")), vertex_id=node.id)
+    )

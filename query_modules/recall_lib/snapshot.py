@@ -1,0 +1,176 @@
+"""A cached user: the `UserMemory` plus what keeping it fresh and verifying its rows needs.
+
+`build_snapshot` reads the user in full (a cold build). `grow_snapshot` applies a `Growth` (new
+sessions, messages, notes, agent links) by reading only what is new, with the same ownership rules
+(`ownership.expand_sessions` / `admit_actions`), and merges it (`merge.merge_turns`). Facts and
+entities are read by full builds only: those added to existing turns later are seen after the
+cache's maximum age or `recall.invalidate`.
+
+Plain data only (ids, strings, numpy arrays): mgp objects die with the call that produced them.
+"""
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .footprint import ids_bytes, memory_bytes
+from .memory import UserMemory, memory_from_owned, read_memories, read_turns, relation_descriptions
+from .merge import merge_turns
+from .ownership import (
+    GraphIndex,
+    admit_actions,
+    agent_action_session,
+    collect_owned,
+    expand_sessions,
+    owned_memories,
+    owned_ontologies,
+    owned_session,
+)
+from .structure import Growth, Structure, VertexLookup, read_structure
+from .textindex import BM25Index
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    memory: UserMemory
+    structure: Structure  # the edge ids the change check compares
+    holders: Mapping[int, str | None]  # owned Session and Agent vertex ids -> the session id they stand for
+    sessions: frozenset[int]  # which holders are Sessions (the rest are Agents)
+    actions: Mapping[str, int]  # owned action_id -> its Action vertex id (sources of facts)
+    action_vertices: frozenset[int]  # every owned Action vertex id
+    built_at: float  # clock time of the full build (facts and entities are as of then)
+    nbytes: int
+
+    @property
+    def agents(self) -> frozenset[int]:
+        return frozenset(self.holders.keys() - self.sessions)
+
+
+def _sized(snapshot: Snapshot) -> Snapshot:
+    extra = ids_bytes(
+        snapshot.structure.edge_count + 2 * len(snapshot.action_vertices) + 2 * len(snapshot.holders)
+    )
+    return replace(snapshot, nbytes=memory_bytes(snapshot.memory) + extra)
+
+
+def build_snapshot(
+    user: Any,
+    index: GraphIndex,
+    model: str,
+    dim: int | None,
+    lookup: VertexLookup,
+    abort: Callable[[], None],
+    now: float,
+) -> tuple[Snapshot, int]:
+    """A full read of `user` (a User vertex): the snapshot, and how many of the user's actions the
+    index did not know (those were left out: the caller rescans the index and builds again)."""
+    owned = collect_owned(user, index, abort)
+    memory = memory_from_owned(owned, model, dim, abort)
+    sessions = frozenset(owned.sessions)
+    structure = read_structure(user, lookup, owned.holders, owned.holders.keys() - sessions)
+    if structure is None:
+        raise RuntimeError("a session or agent vanished while the user was read")
+    actions: dict[str, int] = {}
+    for item in owned.actions:
+        actions.setdefault(item.action_id, item.vertex.id)
+    snapshot = Snapshot(
+        memory,
+        structure,
+        dict(owned.holders),
+        sessions,
+        actions,
+        frozenset(item.vertex.id for item in owned.actions),
+        now,
+        0,
+    )
+    return _sized(snapshot), owned.skipped["action_not_in_index"]
+
+
+def grow_snapshot(
+    snapshot: Snapshot,
+    growth: Growth,
+    user: Any,
+    index: GraphIndex,
+    lookup: VertexLookup,
+    abort: Callable[[], None],
+) -> Snapshot | None:
+    """`snapshot` with what `growth` added, reading only the new parts; None when the growth changed
+    ownership in a way only a full build can apply (an Agent now shared with another user's session)."""
+    holders = dict(snapshot.holders)
+    sessions = set(snapshot.sessions)
+    to_expand: dict[int, Any] = {}
+    notes_changed = ontology_changed = False
+    for edge in growth.user_edges:
+        kind = edge.type.name
+        if kind == "HAD_SESSION":
+            session = edge.to_vertex
+            if session.id not in sessions and owned_session(session, user.id):
+                sessions.add(session.id)
+                to_expand[session.id] = session
+        elif kind == "HAS_MEMORY":
+            notes_changed = True
+        elif kind == "ADOPTED":
+            ontology_changed = True
+    for edges in growth.agent_in_edges.values():
+        for edge in edges:
+            if edge.type.name == "HAS_AGENT" and edge.from_vertex.id not in sessions:
+                return None
+    candidates: dict[int, tuple[Any, str | None]] = {}
+    for holder, edges in growth.out_edges.items():
+        for edge in edges:
+            kind = edge.type.name
+            if kind == "HAS_ACTION":
+                action = edge.to_vertex
+                if holder in sessions:
+                    candidates.setdefault(action.id, (action, holders[holder]))
+                else:
+                    candidates.setdefault(action.id, (action, agent_action_session(action, holders[holder])))
+            elif kind == "HAS_AGENT" and holder in sessions:
+                to_expand.setdefault(holder, edge.from_vertex)
+    skipped: Counter = Counter()
+    expand_sessions(list(to_expand.values()), sessions, holders, candidates, skipped, abort)
+    fresh = {key: value for key, value in candidates.items() if key not in snapshot.action_vertices}
+    admitted = admit_actions(
+        fresh, holders, index, skipped, abort, also_owned=snapshot.action_vertices, unindexed_ok=True
+    )
+    memory = snapshot.memory
+    malformed: Counter = Counter()
+    turns, vectors, without = read_turns(admitted, memory.model, memory.dimension, malformed, abort)
+    memory = merge_turns(
+        memory, turns, vectors, without, {a.action_id: a.session_id for a in admitted}, malformed
+    )
+    if notes_changed:
+        notes, note_vectors = read_memories(owned_memories(user), memory.model, memory.dimension, Counter())
+        memory = replace(
+            memory,
+            memories=notes,
+            memory_vectors=note_vectors,
+            memory_text_index=BM25Index.build([n.content for n in notes]),
+        )
+    if ontology_changed:
+        memory = replace(
+            memory, relation_descriptions=relation_descriptions(owned_ontologies(user), Counter())
+        )
+    new_holders = holders.keys() - snapshot.holders.keys()
+    added = read_structure(user, lookup, new_holders, new_holders - sessions)
+    if added is None:
+        return None
+    structure = Structure(
+        growth.structure.user_edges,
+        {**growth.structure.out_edges, **added.out_edges},
+        {**growth.structure.agent_in_edges, **added.agent_in_edges},
+    )
+    actions = dict(snapshot.actions)
+    for item in admitted:
+        actions.setdefault(item.action_id, item.vertex.id)
+    grown = replace(
+        snapshot,
+        memory=memory,
+        structure=structure,
+        holders=holders,
+        sessions=frozenset(sessions),
+        actions=actions,
+        action_vertices=snapshot.action_vertices | {item.vertex.id for item in admitted},
+    )
+    return _sized(grown)
