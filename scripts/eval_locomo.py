@@ -95,7 +95,7 @@ def embed_all(runtime, model: str) -> dict:
     start = time.perf_counter()
     bar = tqdm(desc="recall.embed", unit="unit")
     while True:
-        row = runtime.call("recall.embed", {"embedding_model": model, "limit": 2000})[0]
+        row = runtime.call("recall.embed", {"embedding_model": model, "limit": 500})[0]
         step = sum(int(row[k]) for k in ("messages", "entities", "edges", "memories"))
         done.update({k: int(row[k]) for k in ("messages", "entities", "edges", "memories")})
         if bar.total is None:
@@ -403,7 +403,8 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict) -> None:
         markdown_table(STATS_HEADERS, [stats_row(u, s) for u, s in extra["per_conversation"].items()]), "",
         "## Side by side (categories 1-4)", "",
         "Baselines show, for each question, as many turns as recall showed for it (`matched`: the same "
-        f"total), or a fixed 10 or 20. Ten-row recall uses {TEN_ROWS} (at most 10 TURN rows).", "",
+        "total), or a fixed 10 or 20; BM25 shows fewer when fewer turns share a word with the question. "
+        f"Ten-row recall uses {TEN_ROWS} (at most 10 TURN rows).", "",
         markdown_table(STATS_HEADERS, [stats_row(name, s["1-4"]) for name, s in side]), "",
         "## Ablation (one lane off; `fact lanes` = entities, facts and user_facts off)", "",
         markdown_table(STATS_HEADERS, [stats_row(f"without {lane}", s["1-4"])
