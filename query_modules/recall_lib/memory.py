@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .ownership import GraphIndex, OwnedAction, OwnedGraph, collect_owned, id_text
+from .ownership import GraphIndex, OwnedAction, OwnedFact, OwnedGraph, collect_owned, id_text
 from .passages import PASSAGE_CHARS, split_passages
 from .textindex import BM25Index
 from .timeparse import to_utc
@@ -403,6 +403,29 @@ def memory_from_owned(
     )
 
 
+def turn_of(item: OwnedAction, malformed: Counter) -> Turn | None:
+    """The Turn an owned Action reads as (None when it has no text); shared by builds and verification."""
+    props = item.vertex.properties
+    action_type = props.get("action_type")
+    action_type = action_type if isinstance(action_type, str) else ""
+    text = _text(props.get("text"))
+    if text is None:
+        if action_type in MESSAGE_TYPES:
+            malformed["message: no text"] += 1
+        return None
+    speaker = _text(props.get("speaker")) or _DEFAULT_SPEAKERS.get(action_type) or action_type or "unknown"
+    return Turn(
+        item.vertex.id,
+        item.action_id,
+        item.session_id,
+        _time(props.get("timestamp"), "message", malformed),
+        speaker,
+        action_type,
+        text,
+        passages_of(text),
+    )
+
+
 def read_turns(
     actions: Sequence[OwnedAction], model: str, dim: int | None, malformed: Counter, abort: Callable[[], None]
 ) -> tuple[tuple[Turn, ...], VectorSet, int]:
@@ -411,28 +434,10 @@ def read_turns(
     for count, item in enumerate(actions):
         if count % 512 == 0:
             abort()
-        props = item.vertex.properties
-        action_type = props.get("action_type")
-        action_type = action_type if isinstance(action_type, str) else ""
-        text = _text(props.get("text"))
-        if text is None:
-            if action_type in MESSAGE_TYPES:
-                malformed["message: no text"] += 1
-            continue
-        speaker = (
-            _text(props.get("speaker")) or _DEFAULT_SPEAKERS.get(action_type) or action_type or "unknown"
-        )
-        turn = Turn(
-            item.vertex.id,
-            item.action_id,
-            item.session_id,
-            _time(props.get("timestamp"), "message", malformed),
-            speaker,
-            action_type,
-            text,
-            passages_of(text),
-        )
-        read.append((turn, props.get("embedding_model"), props.get("passage_embeddings")))
+        turn = turn_of(item, malformed)
+        if turn is not None:
+            props = item.vertex.properties
+            read.append((turn, props.get("embedding_model"), props.get("passage_embeddings")))
     read.sort(key=lambda r: (r[0].timestamp is None, r[0].timestamp or datetime.min, r[0].action_id))
     collector = _Vectors("message", model, dim, malformed)
     with_vectors = sum(collector.add(i, m, v, len(t.passages)) for i, (t, m, v) in enumerate(read))
@@ -441,35 +446,41 @@ def read_turns(
     return tuple(r[0] for r in read), vectors, without
 
 
+def fact_of(item: OwnedFact, malformed: Counter) -> Fact | None:
+    """The Fact an owned fact edge reads as (None without its texts); shared by builds and verification."""
+    edge, props = item.edge, item.edge.properties
+    text = _text(props.get("text"))
+    head = "user" if item.head_is_user else _text(edge.from_vertex.properties.get("text"))
+    tail = "user" if item.tail_is_user else _text(edge.to_vertex.properties.get("text"))
+    if text is None or head is None or tail is None:
+        malformed["fact: no text (or an endpoint without text)"] += 1
+        return None
+    return Fact(
+        edge.id,
+        edge.from_vertex.id,
+        edge.to_vertex.id,
+        head,
+        edge.type.name,
+        tail,
+        item.source_id,
+        text,
+        _time(props.get("valid_at"), "fact", malformed),
+        _text(props.get("role")),
+        _confidence(props.get("confidence")),
+    )
+
+
 def _read_facts(
     owned: OwnedGraph, model: str, dim: int | None, malformed: Counter
 ) -> tuple[tuple[Fact, ...], VectorSet]:
     facts: list[Fact] = []
     collector = _Vectors("fact", model, dim, malformed)
     for item in owned.facts:
-        edge, props = item.edge, item.edge.properties
-        text = _text(props.get("text"))
-        head = "user" if item.head_is_user else _text(edge.from_vertex.properties.get("text"))
-        tail = "user" if item.tail_is_user else _text(edge.to_vertex.properties.get("text"))
-        if text is None or head is None or tail is None:
-            malformed["fact: no text (or an endpoint without text)"] += 1
-            continue
-        role = _text(props.get("role"))
-        fact = Fact(
-            edge.id,
-            edge.from_vertex.id,
-            edge.to_vertex.id,
-            head,
-            edge.type.name,
-            tail,
-            item.source_id,
-            text,
-            _time(props.get("valid_at"), "fact", malformed),
-            role,
-            _confidence(props.get("confidence")),
-        )
-        collector.add(len(facts), props.get("embedding_model"), props.get("embedding"), None)
-        facts.append(fact)
+        fact = fact_of(item, malformed)
+        if fact is not None:
+            props = item.edge.properties
+            collector.add(len(facts), props.get("embedding_model"), props.get("embedding"), None)
+            facts.append(fact)
     vectors, _ = collector.build()
     return tuple(facts), vectors
 
@@ -500,6 +511,24 @@ def _read_entities(
     return tuple(entities), vectors
 
 
+def note_of(vertex: Any, malformed: Counter) -> Note | None:
+    """The Note a Memory vertex reads as (None without content or id); shared by builds and verification."""
+    props = vertex.properties
+    content = _text(props.get("content"))
+    memory_id = id_text(props.get("memory_id"))
+    if content is None or memory_id is None:
+        malformed["memory: no content or memory_id"] += 1
+        return None
+    return Note(
+        vertex.id,
+        memory_id,
+        _text(props.get("path")) or memory_id,
+        content,
+        _time(props.get("updated_at"), "memory", malformed),
+        passages_of(content),
+    )
+
+
 def read_memories(
     vertices: Sequence[Any], model: str, dim: int | None, malformed: Counter
 ) -> tuple[tuple[Note, ...], VectorSet]:
@@ -507,21 +536,10 @@ def read_memories(
     notes: list[Note] = []
     collector = _Vectors("memory", model, dim, malformed)
     for vertex in vertices:
-        props = vertex.properties
-        content = _text(props.get("content"))
-        memory_id = id_text(props.get("memory_id"))
-        if content is None or memory_id is None:
-            malformed["memory: no content or memory_id"] += 1
+        note = note_of(vertex, malformed)
+        if note is None:
             continue
-        path = _text(props.get("path")) or memory_id
-        note = Note(
-            vertex.id,
-            memory_id,
-            path,
-            content,
-            _time(props.get("updated_at"), "memory", malformed),
-            passages_of(content),
-        )
+        props = vertex.properties
         collector.add(
             len(notes), props.get("embedding_model"), props.get("passage_embeddings"), len(note.passages)
         )
