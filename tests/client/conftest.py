@@ -18,13 +18,3 @@ def sample_graph_file(sample_client, tmp_path_factory):
     """The embedded sample saved as an export_util.json file, for `--graph` CLI runs."""
     return sample_client.save_graph(tmp_path_factory.mktemp("graph") / "sample.json")
 
-
-@pytest.fixture
-def require(sample_client):
-    """`require("recall.x")`: skip this test only while the module lacks that procedure."""
-
-    def skip_unless_defined(procedure: str) -> None:
-        if procedure not in sample_client.procedures():
-            pytest.skip(f"the recall module does not define {procedure} yet")
-
-    return skip_unless_defined

@@ -12,8 +12,7 @@ TRIP = "When is my trip to Lisbon and who am I going with?"
 TODAY = date(2024, 5, 20)
 
 
-def test_all_procedures_are_present(sample_client, require):
-    require("recall.invalidate")
+def test_all_procedures_are_present(sample_client):
     assert sample_client.procedures() == ["recall.embed", "recall.invalidate", "recall.lanes",
                                           "recall.render", "recall.status"]
 
@@ -77,8 +76,7 @@ def test_bad_input_becomes_argument_errors_with_the_module_message(sample_client
         sample_client.render("maya", TRIP, config=[("turns_k", 3)])
 
 
-def test_status_and_invalidate(sample_client, require):
-    require("recall.invalidate")
+def test_status_and_invalidate(sample_client):
     rows = sample_client.status()
     assert rows and all(isinstance(row, dict) for row in rows)
     assert sample_client.invalidate("maya") >= 0
