@@ -10,8 +10,8 @@ among other users holding as many again; build time not counted), loads it into 
   a precomputed `query_vector` (embedding excluded); the question embedding time on its own,
 - refresh: the first call after one new session was written to the store,
 - concurrency: 4 threads calling at once on a warm cache,
-- the limit: numpy brute-force cosine top-k over the same user's passage vectors plus BM25 over the same
-  messages (prebuilt index), the floor any exact recall pays per question,
+- the limit: numpy brute-force cosine top-k over the same user's vectors (passages, entities, facts,
+  notes) plus BM25 over the same messages (prebuilt index), the floor any exact recall pays per question,
 - peak RSS of the child (build included) and RSS after loading.
 These are embedded-runtime figures, not Memgraph's.
 
@@ -70,17 +70,17 @@ def timed(call: Callable[[], object]) -> float:
 
 
 class Limit:
-    """Exact per-question work with everything prebuilt: brute-force cosine top-k over the user's passage
-    vectors, and BM25 top-k over the user's messages."""
+    """Exact per-question work with everything prebuilt: brute-force cosine top-k over all the user's
+    vectors (message passages, entities, facts, notes), and BM25 top-k over the user's messages."""
 
-    def __init__(self, passages, texts: list[str]) -> None:
+    def __init__(self, vectors, texts: list[str]) -> None:
         import numpy as np
 
         use_recall_lib()
         from recall_lib.textindex import BM25Index, query_terms
 
         self.np = np
-        self.matrix = np.ascontiguousarray(passages, dtype=np.float32)
+        self.matrix = np.ascontiguousarray(vectors, dtype=np.float32)
         self.index = BM25Index.build(texts)
         self.query_terms = query_terms
 
@@ -110,6 +110,7 @@ def write_session(runtime, data, number: int) -> None:
 
 def measure(size: int, seed: int, n_questions: int) -> dict:
     """Every figure for one history size (run in its own process, so peak RSS is this size's)."""
+    import numpy as np
     import torch
     from memgraph_recall.datasets.synthetic import SyntheticSpec, build, questions
     from memgraph_recall.embedded import Runtime
@@ -156,7 +157,7 @@ def measure(size: int, seed: int, n_questions: int) -> dict:
     warm_s = [timed(lambda q=q: render(q)) for q in warm_q]
     vector_s = [timed(lambda q=q: render(q, {"query_vector": vectors[q].tolist()})) for q in warm_q]
 
-    limit = Limit(data.user_passages, data.user_texts)
+    limit = Limit(np.concatenate([data.user_passages, data.user_item_vectors]), data.user_texts)
     limit_s = [timed(lambda q=q: limit(q, vectors[q])) for q in warm_q]
 
     latencies: list[float] = []
@@ -192,7 +193,7 @@ def measure(size: int, seed: int, n_questions: int) -> dict:
             "refresh_samples_ms": [ms(s) for s in refresh_s],
             "concurrent4_median_ms": ms(statistics.median(latencies)), "concurrent4_calls": len(latencies),
             "questions": len(warm_q), "rss_after_load_mb": rss_loaded, "build_and_load_s": round(build_s, 1),
-            "counts": counts, "passages": int(data.user_passages.shape[0]),
+            "counts": counts, "limit_vectors": int(limit.matrix.shape[0]),
         },
     }
 
@@ -273,7 +274,8 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict]) -> None:
                 else "the first call; the module has no `recall.invalidate`, so every call reads the graph")
              + "). Refresh: first call after one new session (30 turns) was written, median of "
              f"{REFRESH_SAMPLES}.",
-             f"- Limit: numpy brute-force cosine top-{TOP_K} over the user's passage vectors plus BM25 "
+             f"- Limit: numpy brute-force cosine top-{TOP_K} over all the user's vectors (message passages, "
+             f"entities, facts, notes: {first['limit_vectors']:,} at the smallest size) plus BM25 "
              f"top-{TOP_K} over the user's messages (indexes prebuilt); `warm/limit` uses the vector-given "
              "warm median.",
              f"- 4 callers: {THREADS} threads calling at once on a warm cache (embedding included), "

@@ -73,6 +73,11 @@ def test_vectors_line_up_with_passages(small):
     assert matrix.shape == (small.counts[small.user_id].passages, DIMENSION)
     assert np.allclose(matrix, small.user_passages)
     assert np.allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
+    target = small.counts[small.user_id]
+    notes = [n["properties"] for n in nodes.values()
+             if n["properties"].get("memory_id", "").startswith(f"{small.user_id}:")]
+    items = target.entities + target.facts + sum(len(n["passage_embeddings"]) for n in notes)
+    assert small.user_item_vectors.shape == (items, DIMENSION)
 
 
 def test_facts_and_entities_are_owned_by_their_user(small):

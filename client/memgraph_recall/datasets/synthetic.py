@@ -131,6 +131,7 @@ class SyntheticData:
     questions: list[str]
     user_texts: list[str] = field(repr=False)
     user_passages: np.ndarray = field(repr=False)
+    user_item_vectors: np.ndarray = field(repr=False)  # the target user's entity, fact and note vectors
     centroids: np.ndarray = field(repr=False)
     last_time: datetime = field(repr=False, default=datetime(2021, 1, 1, tzinfo=timezone.utc))
 
@@ -205,8 +206,17 @@ def _session_lengths(rng: np.random.Generator, messages: int) -> list[int]:
     return sizes
 
 
+@dataclass
+class _BuiltUser:
+    counts: UserCounts
+    last_time: datetime
+    texts: list[str] = field(default_factory=list)  # kept for the target user only
+    vectors: list[np.ndarray] = field(default_factory=list)  # passage rows, kept likewise
+    item_vectors: list[np.ndarray] = field(default_factory=list)  # entity, fact and note rows, likewise
+
+
 def _add_user(graph: MemoryGraph, spec: SyntheticSpec, writer: _Writer, user_id: str, messages: int,
-              keep: bool) -> tuple[UserCounts, list[str], np.ndarray | None, datetime]:
+              keep: bool) -> _BuiltUser:
     """One user's sessions, messages, entities, facts and notes. `keep` returns texts and vectors."""
     rng = writer.rng
     counts = UserCounts()
@@ -240,16 +250,15 @@ def _add_user(graph: MemoryGraph, spec: SyntheticSpec, writer: _Writer, user_id:
         if keep:
             kept_vectors.append(vectors)
         when += timedelta(minutes=size)
-    _add_entities_and_facts(graph, spec, writer, user, user_id, actions, counts)
-    _add_memories(graph, spec, writer, user, user_id, counts, when)
-    stacked = np.concatenate(kept_vectors) if keep else None
-    return counts, texts, stacked, when
+    items = [*_add_entities_and_facts(graph, spec, writer, user, actions, counts),
+             *_add_memories(graph, spec, writer, user, user_id, counts, when)]
+    return _BuiltUser(counts, when, texts, kept_vectors, items if keep else [])
 
 
 def _add_entities_and_facts(graph: MemoryGraph, spec: SyntheticSpec, writer: _Writer, user: Ref,
-                            user_id: str, actions: list[tuple[Ref, str, datetime]],
-                            counts: UserCounts) -> None:
-    """Entities mentioned in the user's messages, and facts between them (or them and the User)."""
+                            actions: list[tuple[Ref, str, datetime]], counts: UserCounts) -> list[np.ndarray]:
+    """Entities mentioned in the user's messages, and facts between them (or them and the User).
+    Returns their vectors."""
     rng = writer.rng
     n_entities = max(1, round(len(actions) * spec.entities_per_message))
     n_facts = max(1, round(len(actions) * spec.facts_per_message))
@@ -280,20 +289,24 @@ def _add_entities_and_facts(graph: MemoryGraph, spec: SyntheticSpec, writer: _Wr
                    valid_at=stamp.date(), role="user", confidence=round(float(rng.uniform(0.5, 1.0)), 3),
                    embedding=fact_vectors[i], embedding_model=spec.model)
         counts.facts += 1
+    return [entity_vectors, fact_vectors]
 
 
 def _add_memories(graph: MemoryGraph, spec: SyntheticSpec, writer: _Writer, user: Ref, user_id: str,
-                  counts: UserCounts, when: datetime) -> None:
+                  counts: UserCounts, when: datetime) -> list[np.ndarray]:
+    """Notes the user saved; returns their passage vectors."""
     rng = writer.rng
+    out = []
     for i in range(max(1, round(counts.messages * spec.memories_per_message))):
         topic = int(rng.integers(len(writer.topics)))
         content = writer.sentences(_USER_TEMPLATES, topic, int(rng.integers(2, 8)))
-        passages = writer.split(content)
+        vectors = writer.vectors(np.full(len(writer.split(content)), topic))
         graph.memory(user, f"{user_id}:m{i}", f"/notes/{writer.topics[topic]}/{i}.md", content,
                      updated_at=(when - timedelta(days=int(rng.integers(0, 365)))).isoformat(),
-                     passage_embeddings=writer.vectors(np.full(len(passages), topic)),
-                     embedding_model=spec.model)
+                     passage_embeddings=vectors, embedding_model=spec.model)
         counts.memories += 1
+        out.append(vectors)
+    return out
 
 
 def questions(seed: int, count: int = 40) -> list[str]:
@@ -319,16 +332,18 @@ def build(spec: SyntheticSpec) -> SyntheticData:
     graph = MemoryGraph()
     counts: dict[str, UserCounts] = {}
     user_id = "synth-0"
-    counts[user_id], texts, passages, last = _add_user(graph, spec, writer, user_id, spec.messages, keep=True)
+    target = _add_user(graph, spec, writer, user_id, spec.messages, keep=True)
+    counts[user_id] = target.counts
     others = [f"synth-{i + 1}" for i in range(spec.other_users)]
     total_others = int(np.ceil(spec.messages * spec.others_factor))
     for i, other in enumerate(others):
         share = total_others // len(others) + (1 if i < total_others % len(others) else 0)
-        counts[other], _, _, _ = _add_user(graph, spec, writer, other, share, keep=False)
-    assert passages is not None
+        counts[other] = _add_user(graph, spec, writer, other, share, keep=False).counts
     return SyntheticData(spec=spec, elements=graph.elements(), user_id=user_id, other_user_ids=others,
-                         counts=counts, questions=questions(spec.seed), user_texts=texts,
-                         user_passages=passages, centroids=centroids, last_time=last)
+                         counts=counts, questions=questions(spec.seed), user_texts=target.texts,
+                         user_passages=np.concatenate(target.vectors),
+                         user_item_vectors=np.concatenate(target.item_vectors), centroids=centroids,
+                         last_time=target.last_time)
 
 
 def new_session(data: SyntheticData, number: int, size: int = 30) -> list[SyntheticMessage]:
