@@ -6,24 +6,25 @@ upward from the item: an Action's every HAS_ACTION parent is one of the user's S
 Agent whose every HAS_AGENT parent is; a Session's and a Memory's only parent is this User; a fact's
 `source_id` names one of the user's Actions, which must pass the same check; an entity is mentioned
 with one of the user's action ids), and read back exactly as cached: the item is re-read through
-the same readers a full build uses (`memory.memory_from_owned`) and compared field by field, so an
-edited text, time, speaker or path fails. The cost is O(items returned), never O(user's data).
+the same per-item readers a full build uses (`memory.turn_of`, `fact_of`, `note_of`) and compared
+field by field, so an edited text, time, speaker or path fails (vectors are not compared: they only
+rank, and are re-read at the next full build). The cost is O(items returned), never O(user's data).
 
 A failed item means the snapshot is stale: the cache rebuilds and the lanes run again.
 """
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
 from .lanes import LaneResults
-from .memory import UserMemory, memory_from_owned
+from .memory import UserMemory, fact_of, note_of, turn_of
 from .ownership import (
     STRUCTURAL_LABELS,
     STRUCTURAL_TYPES,
     GraphIndex,
     OwnedAction,
     OwnedFact,
-    OwnedGraph,
     id_text,
     labels_of,
 )
@@ -47,6 +48,7 @@ class Verifier:
         self._sessions: dict[int, str | None | bool] = {}  # Session vertex id -> its session id, or False
         self._agents: dict[int, list[str | None] | None] = {}  # Agent vertex id -> its sessions' ids, or None
         self._actions: dict[int, list[str | None] | None] = {}  # Action vertex id -> session ids, or None
+        self._edges: dict[tuple[int, str], dict[int, Any]] = {}  # (vertex id, direction) -> edges by id
 
     # -- ownership, upward ---------------------------------------------------------------------
     def _session(self, vertex: Any) -> str | None | bool:
@@ -115,60 +117,36 @@ class Verifier:
     # -- items -----------------------------------------------------------------------------------
     def failing(self, items: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
         """The (kind, index) items that no longer match the live graph."""
-        items = set(items)
-        owned = OwnedGraph(self.user)
-        expected: dict[tuple[str, int], tuple[str, int]] = {}  # (kind, live id) -> item
-        bad: set[tuple[str, int]] = set()
-        for kind, index in items:
-            if kind == "turn":
-                turn = self.memory.turns[index]
-                sessions = self.action(turn.vertex_id, turn.action_id)
-                if sessions is None or turn.session_id not in sessions:
-                    bad.add((kind, index))
-                    continue
-                owned.actions.append(
-                    OwnedAction(self.lookup(turn.vertex_id), turn.action_id, turn.session_id)
-                )
-                expected[("turn", turn.vertex_id)] = (kind, index)
-            elif kind == "memory":
-                vertex = self._note_vertex(self.memory.memories[index].vertex_id)
-                if vertex is None:
-                    bad.add((kind, index))
-                    continue
-                owned.memories.append(vertex)
-                expected[("memory", vertex.id)] = (kind, index)
-            elif kind == "fact":
-                fact = self.memory.facts[index]
-                edge = self._fact_edge(fact.edge_id, fact.head_vertex_id, fact.tail_vertex_id)
-                if edge is None or self._source(fact.source_id) is None:
-                    bad.add((kind, index))
-                    continue
-                owned.facts.append(
-                    OwnedFact(
-                        edge,
-                        fact.source_id,
-                        fact.head_vertex_id == self.user.id,
-                        fact.tail_vertex_id == self.user.id,
-                    )
-                )
-                expected[("fact", fact.edge_id)] = (kind, index)
-            elif kind == "entity":
-                if not self._entity(self.memory.entities[index].vertex_id, self.memory.entities[index].text):
-                    bad.add((kind, index))
-            else:
-                raise ValueError(f"unknown item kind {kind!r}")
-        live = memory_from_owned(owned, self.memory.model, self.memory.dimension, _no_abort)
-        found: dict[tuple[str, int], Any] = {}
-        found.update({("turn", t.vertex_id): t for t in live.turns})
-        found.update({("memory", n.vertex_id): n for n in live.memories})
-        found.update({("fact", f.edge_id): f for f in live.facts})
-        for live_key, (kind, index) in expected.items():
-            cached = {"turn": self.memory.turns, "memory": self.memory.memories, "fact": self.memory.facts}[
-                kind
-            ][index]
-            if found.get(live_key) != cached:
-                bad.add((kind, index))
-        return bad
+        return {(kind, index) for kind, index in set(items) if not self.holds(kind, index)}
+
+    def holds(self, kind: str, index: int) -> bool:
+        """Whether cached item `index` of `kind` is still exactly what the live graph says, and the user's."""
+        unread: Counter = Counter()  # malformed counts of the re-read: not needed here
+        if kind == "turn":
+            turn = self.memory.turns[index]
+            sessions = self.action(turn.vertex_id, turn.action_id)
+            if sessions is None or turn.session_id not in sessions:
+                return False
+            live = OwnedAction(self.lookup(turn.vertex_id), turn.action_id, turn.session_id)
+            return turn_of(live, unread) == turn
+        if kind == "memory":
+            note = self.memory.memories[index]
+            vertex = self._note_vertex(note.vertex_id)
+            return vertex is not None and note_of(vertex, unread) == note
+        if kind == "fact":
+            fact = self.memory.facts[index]
+            edge = self._fact_edge(fact.edge_id, fact.head_vertex_id, fact.tail_vertex_id)
+            if edge is None or self._source(fact.source_id) is None:
+                return False
+            user_id = self.user.id
+            live = OwnedFact(
+                edge, fact.source_id, fact.head_vertex_id == user_id, fact.tail_vertex_id == user_id
+            )
+            return fact_of(live, unread) == fact
+        if kind == "entity":
+            entity = self.memory.entities[index]
+            return self._entity(entity.vertex_id, entity.text)
+        raise ValueError(f"unknown item kind {kind!r}")
 
     def _note_vertex(self, vertex_id: int) -> Any:
         vertex = self.lookup(vertex_id)
@@ -188,10 +166,11 @@ class Verifier:
             holder, edges = self.lookup(tail_id), "in_edges"
         if holder is None:
             return None
-        for edge in getattr(holder, edges):
-            if edge.id == edge_id:
-                break
-        else:
+        by_id = self._edges.get((holder.id, edges))
+        if by_id is None:  # an entity's facts share it: list its edges once per call
+            by_id = self._edges[(holder.id, edges)] = {e.id: e for e in getattr(holder, edges)}
+        edge = by_id.get(edge_id)
+        if edge is None:
             return None
         if (
             edge.type.name in STRUCTURAL_TYPES
@@ -220,10 +199,6 @@ class Verifier:
                 if action_id in self.snapshot.actions and self._source(action_id) is not None:
                     return True
         return False
-
-
-def _no_abort() -> None:
-    return None
 
 
 def hit_items(results: LaneResults) -> set[tuple[str, int]]:
