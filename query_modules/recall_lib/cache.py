@@ -281,12 +281,11 @@ class RecallCache:
 
     def _build(self, graph: LiveGraph, user: Any, model: str, dim: int | None) -> Snapshot:
         began = self._scans_started
-        index, number = self._graph_index(graph)
-        snapshot, unknown = build_snapshot(user, index, model, dim, graph.vertex, graph.abort, self.clock())
-        if unknown and number <= began:  # the index predates some of the user's actions: scan, read again
-            index, _ = self._graph_index(graph, fresh_after=began)
-            snapshot, _ = build_snapshot(user, index, model, dim, graph.vertex, graph.abort, self.clock())
-        return snapshot
+
+        def index_for(rescan: bool) -> GraphIndex:  # a rescan reuses a scan begun during this call
+            return self._graph_index(graph, fresh_after=began if rescan else None)[0]
+
+        return build_snapshot(user, index_for, model, dim, graph.vertex, graph.abort, self.clock())
 
     def discard(self, key: CacheKey, snapshot: Snapshot) -> None:
         """Drop `snapshot` (a row of it failed verification) unless a newer one replaced it already."""

@@ -56,16 +56,19 @@ def _sized(snapshot: Snapshot) -> Snapshot:
 
 def build_snapshot(
     user: Any,
-    index: GraphIndex,
+    index_for: Callable[[bool], GraphIndex],
     model: str,
     dim: int | None,
     lookup: VertexLookup,
     abort: Callable[[], None],
     now: float,
-) -> tuple[Snapshot, int]:
-    """A full read of `user` (a User vertex): the snapshot, and how many of the user's actions the
-    index did not know (those were left out: the caller rescans the index and builds again)."""
-    owned = collect_owned(user, index, abort)
+) -> Snapshot:
+    """A full read of `user` (a User vertex). `index_for(False)` gives the (cached) GraphIndex; when it
+    does not know one of the user's actions, `index_for(True)` must give a fresh scan, and ownership is
+    collected again before anything else is read."""
+    owned = collect_owned(user, index_for(False), abort)
+    if owned.skipped["action_not_in_index"]:
+        owned = collect_owned(user, index_for(True), abort)
     memory = memory_from_owned(owned, model, dim, abort)
     sessions = frozenset(owned.sessions)
     structure = read_structure(user, lookup, owned.holders, owned.holders.keys() - sessions)
@@ -84,7 +87,7 @@ def build_snapshot(
         now,
         0,
     )
-    return _sized(snapshot), owned.skipped["action_not_in_index"]
+    return _sized(snapshot)
 
 
 def grow_snapshot(

@@ -1,0 +1,187 @@
+"""The per-user cache stays fresh and never serves forgotten, edited or foreign rows (embedded runtime)."""
+
+import pytest
+from cache_kit import add_message, add_session, ask, counts, vertex_of, world
+from recall_kit import MODEL, axis, runtime
+
+
+@pytest.fixture(scope="module")
+def shared_rt():
+    return runtime()
+
+
+@pytest.fixture()
+def rt(shared_rt):
+    """The world, freshly loaded, with an empty cache (a new graph under the same ids needs invalidate)."""
+    shared_rt.load_elements(world().elements())
+    shared_rt.call("recall.invalidate")
+    return shared_rt
+
+
+def test_warm_calls_are_served_from_the_cache(rt):
+    first = ask(rt, "ana")
+    before = counts(rt)
+    assert ask(rt, "ana") == first
+    after = counts(rt)
+    assert after["hits"] == before["hits"] + 1 and after["builds"] == before["builds"]
+
+
+def test_a_new_session_is_seen_on_the_next_call_by_an_incremental_refresh(rt):
+    ask(rt, "ana")
+    before = counts(rt)
+    session = add_session(rt, "ana", "ana-s3")
+    add_message(rt, session, "ana-4", "ana zebra sighting at the zoo", "2024-02-01T10:00:00Z")
+    rows = ask(rt, "ana", "zebra")
+    assert any("zebra sighting" in row and "session ana-s3" in row for row in rows)
+    after = counts(rt)
+    assert after["refreshes"] == before["refreshes"] + 1 and after["builds"] == before["builds"]
+
+
+def test_new_messages_in_an_existing_session_are_seen(rt):
+    ask(rt, "ana")
+    session = vertex_of(rt, "Session", "session_id", "ana-s1")
+    add_message(rt, session, "ana-5", "ana bought a yellow umbrella", "2024-01-01T10:05:00Z")
+    rows = ask(rt, "ana", "umbrella")
+    assert any("yellow umbrella" in row for row in rows)
+
+
+def test_an_incremental_refresh_renders_exactly_what_a_full_build_renders(rt):
+    ask(rt, "ana")
+    session = add_session(rt, "ana", "ana-s0")  # an older session: its turns sort before the cached ones
+    add_message(rt, session, "ana-0", "ana early kayak lesson", "2023-12-01T10:00:00Z")
+    add_message(
+        rt,
+        vertex_of(rt, "Session", "session_id", "ana-s2"),
+        "ana-6",
+        "ana curry again",
+        "2024-01-02T11:00:00Z",
+    )
+    refreshed = ask(rt, "ana")
+    assert counts(rt)["refreshes"] >= 1
+    rt.call("recall.invalidate", "ana")
+    assert ask(rt, "ana") == refreshed
+
+
+def test_a_deleted_session_never_surfaces_even_from_a_warm_cache(rt):
+    assert any("kayak trip" in row for row in ask(rt, "ana"))
+    rt.store.delete_vertex(vertex_of(rt, "Session", "session_id", "ana-s1"), detach=True)
+    rows = ask(rt, "ana")
+    assert not any("kayak trip" in row or "garden roses" in row for row in rows)
+    assert any("soup recipe" in row for row in rows)
+
+
+def test_a_deleted_message_never_surfaces(rt):
+    assert any("garden roses" in row for row in ask(rt, "ana"))
+    rt.store.delete_vertex(vertex_of(rt, "Action", "action_id", "ana-2"), detach=True)
+    assert not any("garden roses" in row for row in ask(rt, "ana"))
+
+
+def test_an_edited_memory_note_never_surfaces_in_its_old_form(rt):
+    assert any("note about paddles" in row for row in ask(rt, "ana"))
+    note = vertex_of(rt, "Memory", "memory_id", "ana-m1")
+    rt.store.set_vertex_property(note, "content", "ana note about oars")
+    rows = ask(rt, "ana", "paddles oars")
+    assert not any("paddles" in row for row in rows)
+    assert any("note about oars" in row for row in rows)
+    assert counts(rt)["verify_failures"] >= 1
+
+
+def test_an_edited_message_and_fact_never_surface_in_their_old_form(rt):
+    ask(rt, "ana")
+    rt.store.set_vertex_property(vertex_of(rt, "Action", "action_id", "ana-3"), "text", "ana stew recipe")
+    fact = next(e for e in rt.store.edges.values() if e.type == "OWNED_BY")
+    rt.store.set_edge_property(fact.id, "text", "ana sold the blue kayak")
+    rows = ask(rt, "ana", "soup stew kayak")
+    assert not any("soup recipe" in row or "owns a blue kayak" in row for row in rows)
+    assert any("stew recipe" in row for row in rows)
+    assert any("sold the blue kayak" in row for row in rows)
+
+
+def test_a_session_taken_over_by_another_user_stops_surfacing(rt):
+    """Another user's HAD_SESSION into ana's session (not visible to the change check) makes it no one's."""
+    ask(rt, "ana")
+    session = vertex_of(rt, "Session", "session_id", "ana-s2")
+    rt.store.add_edge(vertex_of(rt, "User", "user_id", "bob"), session, "HAD_SESSION")
+    assert not any("soup recipe" in row for row in ask(rt, "ana"))
+    assert not any("soup recipe" in row for row in ask(rt, "bob"))
+
+
+def test_a_recreated_user_vertex_is_found_again(rt):
+    ask(rt, "bob")
+    old = vertex_of(rt, "User", "user_id", "bob")
+    session = vertex_of(rt, "Session", "session_id", "bob-s1")
+    rt.store.delete_vertex(old, detach=True)
+    new = rt.store.add_vertex(["User"], {"user_id": "bob"})
+    rt.store.add_edge(new, session, "HAD_SESSION")
+    rows = ask(rt, "bob")
+    assert any("chess club" in row for row in rows)
+
+
+def test_a_duplicated_user_id_is_an_error_naming_user(rt):
+    ask(rt, "bob")
+    vertex_of(rt, "User", "user_id", "bob")
+    rt.store.add_vertex(["User"], {"user_id": "bob"})
+    rt.call("recall.invalidate")  # the cached user map is verified on use, not rescanned on a hit
+    with pytest.raises(Exception, match="user: 2 :User nodes have user_id 'bob'"):
+        ask(rt, "bob")
+
+
+def test_a_new_user_is_found_on_the_next_call(rt):
+    assert ask(rt, "cleo") == ["(nothing in memory matched)"]
+    cleo = rt.store.add_vertex(["User"], {"user_id": "cleo"})
+    session = rt.store.add_vertex(["Session"], {"session_id": "cleo-s1"})
+    rt.store.add_edge(cleo, session, "HAD_SESSION")
+    add_message(rt, session, "cleo-1", "cleo kayak race", "2024-03-01T10:00:00Z")
+    assert any("cleo kayak race" in row for row in ask(rt, "cleo"))
+
+
+def test_facts_added_later_appear_after_invalidate(rt):
+    ask(rt, "ana")
+    store = rt.store
+    entity = store.add_vertex(
+        ["Entity"], {"text": "red canoe", "embedding": axis(4), "embedding_model": MODEL}
+    )
+    store.add_edge(
+        entity,
+        vertex_of(rt, "User", "user_id", "ana"),
+        "OWNED_BY",
+        {
+            "source_id": "ana-3",
+            "text": "ana also owns a red canoe",
+            "valid_at": "2024-01-02",
+            "role": "user",
+            "confidence": 0.8,
+            "embedding": axis(4),
+            "embedding_model": MODEL,
+        },
+    )
+    assert not any("red canoe" in row for row in ask(rt, "ana"))  # facts: max age or invalidate
+    assert rt.call("recall.invalidate", "ana") == [{"dropped": 1}]
+    assert any("red canoe" in row for row in ask(rt, "ana"))
+
+
+def test_invalidate_one_user_all_users_and_bad_input(rt):
+    ask(rt, "ana")
+    ask(rt, "bob")
+    assert counts(rt)["entries"] == 2
+    assert rt.call("recall.invalidate", "nobody") == [{"dropped": 0}]
+    assert rt.call("recall.invalidate", rt.vertex(vertex_of(rt, "User", "user_id", "bob"))) == [
+        {"dropped": 1}
+    ]
+    assert counts(rt)["entries"] == 1
+    ask(rt, "bob")
+    assert rt.call("recall.invalidate") == [{"dropped": 2}]
+    assert counts(rt)["entries"] == 0 and counts(rt)["index"] == 0
+    with pytest.raises(Exception, match="user must be a user_id string, a :User node or null, got 7"):
+        rt.call("recall.invalidate", 7)
+    with pytest.raises(Exception, match="user must be .* got a node with Session"):
+        rt.call("recall.invalidate", rt.vertex(vertex_of(rt, "Session", "session_id", "ana-s1")))
+
+
+def test_status_reports_entries_bytes_and_the_limit(rt):
+    ask(rt, "ana")
+    rows = {r["name"]: r for r in rt.call("recall.status") if r["section"] == "cache"}
+    assert rows["entries"]["count"] == 1
+    assert rows["bytes"]["count"] > 1000
+    assert "limit 1073741824" in rows["bytes"]["detail"]
+    assert rows["max_age"]["count"] == 60
