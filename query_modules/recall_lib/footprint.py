@@ -1,8 +1,8 @@
 """How many bytes a cached snapshot holds: what the cache's byte limit (`RECALL_CACHE_BYTES`) counts.
 
 numpy arrays count their `.nbytes`; strings their `sys.getsizeof` (CPython's exact size, so non-ASCII
-text counts 2 or 4 bytes a character); item objects (`Turn`, `Fact`, ...) the measured size of one
-instance and its attribute dict, times their number; containers their own `getsizeof`. Python ints
+text counts 2 or 4 bytes a character); item objects (`Turn`, `Fact`, ...) the size of one instance
+and of a dict of its fields, times their number; containers their own `getsizeof`. Python ints
 and small shared objects (speaker names, session ids shared by a session's turns) are approximated,
 not walked: the figure is an honest estimate within a few percent, cheap enough for every build
 (`map(sys.getsizeof, ...)` runs at C speed, ~10 ms at 100k turns).
@@ -23,11 +23,15 @@ def _strings(values: Iterable[str]) -> int:
 
 
 def _objects(items: Sequence[Any]) -> int:
-    """The container, plus each item's own size and attribute dict (measured on the first item)."""
+    """The container, plus each item's own size and attributes (sized on the first item).
+
+    The attributes count as a plain dict of the dataclass's fields: an upper bound that does not
+    depend on whether CPython happened to materialise the instance's `__dict__`.
+    """
     if not items:
         return sys.getsizeof(items)
     first = items[0]
-    each = sys.getsizeof(first) + (sys.getsizeof(first.__dict__) if hasattr(first, "__dict__") else 0)
+    each = sys.getsizeof(first) + sys.getsizeof(dict.fromkeys(getattr(first, "__dataclass_fields__", ())))
     return sys.getsizeof(items) + each * len(items)
 
 

@@ -1,0 +1,84 @@
+"""The cache's maximum age and byte limit (`RECALL_CACHE_MAX_AGE`, `RECALL_CACHE_BYTES`)."""
+
+import time
+
+import pytest
+from cache_kit import ask, counts, vertex_of, world
+from recall_kit import MODEL, axis, runtime
+from recall_lib.cache import DEFAULT_BYTES, DEFAULT_MAX_AGE, CacheSettings
+
+
+def test_facts_added_later_appear_after_the_maximum_age(monkeypatch):
+    monkeypatch.setenv("RECALL_CACHE_MAX_AGE", "0.3")
+    rt = runtime(world().elements())
+    assert counts(rt)["max_age"] == 0
+    ask(rt, "ana")
+    entity = rt.store.add_vertex(
+        ["Entity"], {"text": "red canoe", "embedding": axis(4), "embedding_model": MODEL}
+    )
+    rt.store.add_edge(
+        entity,
+        vertex_of(rt, "User", "user_id", "ana"),
+        "OWNED_BY",
+        {
+            "source_id": "ana-3",
+            "text": "ana owns a red canoe",
+            "embedding": axis(4),
+            "embedding_model": MODEL,
+        },
+    )
+    assert not any("red canoe" in row for row in ask(rt, "ana"))  # within the maximum age
+    time.sleep(0.35)
+    builds = counts(rt)["builds"]
+    assert any("red canoe" in row for row in ask(rt, "ana"))
+    assert counts(rt)["builds"] == builds + 1
+
+
+def entry_bytes(user: str) -> int:
+    rt = runtime(world().elements())
+    ask(rt, user)
+    return counts(rt)["bytes"]
+
+
+def test_the_byte_limit_evicts_the_least_recently_used_entry(monkeypatch):
+    ana, bob = entry_bytes("ana"), entry_bytes("bob")
+    monkeypatch.setenv("RECALL_CACHE_BYTES", str(ana + bob - 1))  # room for either, not both
+    rt = runtime(world().elements())
+    first = ask(rt, "ana")
+    ask(rt, "bob")
+    assert counts(rt)["entries"] == 1 and counts(rt)["evictions"] == 1 and counts(rt)["bytes"] == bob
+    assert ask(rt, "ana") == first  # rebuilt, same rows
+    assert counts(rt)["evictions"] == 2 and counts(rt)["bytes"] == ana
+
+
+def test_a_snapshot_larger_than_the_limit_is_used_but_not_kept(monkeypatch):
+    monkeypatch.setenv("RECALL_CACHE_BYTES", "0")
+    rt = runtime(world().elements())
+    rows = ask(rt, "ana")
+    assert any("kayak trip" in row for row in rows)
+    assert counts(rt)["entries"] == 0 and counts(rt)["bytes"] == 0
+    assert ask(rt, "ana") == rows
+
+
+def test_settings_from_the_environment():
+    assert CacheSettings.from_env({}) == CacheSettings(DEFAULT_BYTES, DEFAULT_MAX_AGE)
+    assert CacheSettings.from_env(
+        {"RECALL_CACHE_BYTES": "2048", "RECALL_CACHE_MAX_AGE": "1.5"}
+    ) == CacheSettings(2048, 1.5)
+    bad = CacheSettings.from_env({"RECALL_CACHE_BYTES": "lots", "RECALL_CACHE_MAX_AGE": "-1"})
+    assert (bad.max_bytes, bad.max_age) == (DEFAULT_BYTES, DEFAULT_MAX_AGE)
+    assert "RECALL_CACHE_BYTES must be an integer >= 0, got 'lots'" in bad.problem
+    assert "RECALL_CACHE_MAX_AGE must be a number of seconds >= 0, got '-1'" in bad.problem
+    assert "RECALL_CACHE_MAX_AGE" in CacheSettings.from_env({"RECALL_CACHE_MAX_AGE": "nan"}).problem
+
+
+def test_a_configuration_problem_is_reported_by_status(monkeypatch):
+    monkeypatch.setenv("RECALL_CACHE_BYTES", "-5")
+    rt = runtime()
+    rows = {r["name"]: r for r in rt.call("recall.status") if r["section"] == "cache"}
+    assert "RECALL_CACHE_BYTES must be an integer >= 0, got '-5'" in rows["configuration"]["detail"]
+
+
+@pytest.mark.parametrize("raw", ["inf", "1e400"])
+def test_an_infinite_maximum_age_is_refused(raw):
+    assert CacheSettings.from_env({"RECALL_CACHE_MAX_AGE": raw}).problem
