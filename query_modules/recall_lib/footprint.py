@@ -9,10 +9,10 @@ not walked: the figure is an honest estimate within a few percent, cheap enough 
 """
 
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .memory import UserMemory
+from .memory import Note, Turn, UserMemory
 
 _INT_BYTES = 32  # a Python int object (28-32 bytes) as held in id tuples, sets and dicts
 _SLOT_BYTES = 8  # one pointer in a tuple, list, set or dict slot (dicts and sets hold more: see below)
@@ -23,33 +23,37 @@ def _strings(values: Iterable[str]) -> int:
 
 
 def _objects(items: Sequence[Any]) -> int:
-    """The container, plus each item's own size and attributes (sized on the first item).
+    """Each item's own size and attributes (sized on the first item; the container is not counted).
 
     The attributes count as a plain dict of the dataclass's fields: an upper bound that does not
     depend on whether CPython happened to materialise the instance's `__dict__`.
     """
     if not items:
-        return sys.getsizeof(items)
+        return 0
     first = items[0]
     each = sys.getsizeof(first) + sys.getsizeof(dict.fromkeys(getattr(first, "__dataclass_fields__", ())))
-    return sys.getsizeof(items) + each * len(items)
+    return each * len(items)
 
 
-def _mapping(mapping: Mapping[Any, Any]) -> int:
-    """A dict's table (keys and values are counted where they are owned)."""
-    return sys.getsizeof(mapping)
-
-
-def memory_bytes(memory: UserMemory) -> int:
-    """Estimated bytes held by one `UserMemory`."""
-    turns = memory.turns
+def turns_bytes(turns: Sequence[Turn]) -> int:
+    """The turns' objects and strings (O(turns): counted once per turn, added up as turns are merged)."""
     total = _objects(turns)
     total += _strings(t.text for t in turns) + _strings(t.action_id for t in turns)
     total += sum(map(sys.getsizeof, (t.passages for t in turns)))
     total += sum(_strings(t.passages) for t in turns if len(t.passages) > 1)  # split long texts
     total += 48 * sum(t.timestamp is not None for t in turns)  # one datetime each
+    return total
+
+
+def notes_bytes(notes: Sequence[Note]) -> int:
+    return _objects(notes) + sum(
+        sys.getsizeof(n.content) + _strings(n.passages) + sys.getsizeof(n.passages) for n in notes
+    )
+
+
+def _facts_and_entities_bytes(memory: UserMemory) -> int:
     facts = memory.facts
-    total += _objects(facts) + _strings(f.text for f in facts)
+    total = _objects(facts) + _strings(f.text for f in facts)
     total += (
         _strings(f.head for f in facts)
         + _strings(f.tail for f in facts)
@@ -57,15 +61,31 @@ def memory_bytes(memory: UserMemory) -> int:
     )
     total += _objects(memory.entities) + _strings(e.text for e in memory.entities)
     total += sum(sys.getsizeof(e.facts) for e in memory.entities)
-    total += _objects(memory.memories) + _strings(n.content for n in memory.memories)
-    total += sum(_strings(n.passages) + sys.getsizeof(n.passages) for n in memory.memories)
+    return total
+
+
+def items_bytes(memory: UserMemory) -> int:
+    """Every item's objects and strings (turns, facts, entities, notes)."""
+    return turns_bytes(memory.turns) + _facts_and_entities_bytes(memory) + notes_bytes(memory.memories)
+
+
+def fixed_bytes(memory: UserMemory) -> int:
+    """What `items_bytes` leaves out, read in O(1): arrays, indexes, containers and dict tables."""
+    total = sum(
+        sys.getsizeof(items) for items in (memory.turns, memory.facts, memory.entities, memory.memories)
+    )
     for vectors in (memory.turn_vectors, memory.entity_vectors, memory.fact_vectors, memory.memory_vectors):
         total += vectors.nbytes
     total += memory.text_index.nbytes + memory.memory_text_index.nbytes
-    total += _mapping(memory.turn_by_action) + _mapping(memory.action_sessions)
+    total += sys.getsizeof(memory.turn_by_action) + sys.getsizeof(memory.action_sessions)
     total += _INT_BYTES * len(memory.turn_by_action)  # the turn positions
-    total += _mapping(memory.relation_descriptions) + _strings(memory.relation_descriptions.values())
+    total += sys.getsizeof(memory.relation_descriptions) + _strings(memory.relation_descriptions.values())
     return int(total)
+
+
+def memory_bytes(memory: UserMemory) -> int:
+    """Estimated bytes held by one `UserMemory`."""
+    return items_bytes(memory) + fixed_bytes(memory)
 
 
 def ids_bytes(count: int) -> int:

@@ -11,10 +11,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
-from .memory import Turn, UserMemory, VectorSet
+from .memory import FilterArrays, Turn, UserMemory, VectorSet
 from .textindex import BM25Index
 
 
@@ -87,6 +88,19 @@ def concat_vectors(first: VectorSet, second: VectorSet, offset: int) -> VectorSe
     )
 
 
+def _merged_filter(first: FilterArrays, second: FilterArrays) -> FilterArrays:
+    """`first`'s items then `second`'s, session codes of `second` renumbered into one table."""
+    known = set(first.sessions)
+    names = first.sessions + tuple(name for name in second.sessions if name not in known)
+    code = {name: i for i, name in enumerate(names)}
+    renumber = np.array([code[name] for name in second.sessions] + [-1], dtype=np.int64)  # -1 stays -1
+    return FilterArrays(
+        np.concatenate([first.epoch, second.epoch]),
+        np.concatenate([first.session, renumber[second.session]]),
+        names,
+    )
+
+
 def merge_turns(
     memory: UserMemory,
     turns: Sequence[Turn],
@@ -94,10 +108,13 @@ def merge_turns(
     without_vectors: int,
     action_sessions: Mapping[str, str | None],
     malformed: Counter,
+    **changes: Any,
 ) -> UserMemory:
     """`memory` with `turns` (read by `memory.read_turns`, their `vectors` owned by index into `turns`)
-    added, as if all turns had been read at once. `action_sessions` covers every newly owned action."""
-    if not turns and not action_sessions and not malformed:
+    added, as if all turns had been read at once. `action_sessions` covers every newly owned action;
+    `changes` replaces other fields (notes re-read). What `memory` derived lazily from its turns and
+    facts (`turn_filter`, `fact_filter`, `fact_types`) is extended, not recomputed over all turns."""
+    if not turns and not action_sessions and not malformed and not changes:
         return memory
     old = len(memory.turns)
     all_turns = memory.turns + tuple(turns)
@@ -105,22 +122,45 @@ def merge_turns(
     text_index = memory.text_index
     if turns:
         text_index = merge_bm25(text_index, BM25Index.build([t.text for t in turns]))
+    derived = memory.__dict__  # cached_property values computed on the cached memory
+    turn_filter = None
+    if "turn_filter" in derived:
+        added = FilterArrays.of([t.timestamp for t in turns], [t.session_id for t in turns])
+        turn_filter = _merged_filter(derived["turn_filter"], added)
     if turns and memory.turns and turn_order(turns[0]) < turn_order(memory.turns[-1]):
-        order = sorted(range(len(all_turns)), key=lambda i: turn_order(all_turns[i]))
+        order = np.asarray(
+            sorted(range(len(all_turns)), key=lambda i: turn_order(all_turns[i])), dtype=np.int64
+        )
         position = np.empty(len(all_turns), dtype=np.int64)
-        position[np.asarray(order, dtype=np.int64)] = np.arange(len(all_turns))
+        position[order] = np.arange(len(all_turns))
         all_turns = tuple(all_turns[i] for i in order)
-        matrix = VectorSet(matrix.matrix, position[matrix.owner], matrix.passage)
+        rows = np.argsort(position[matrix.owner], kind="stable")  # keep rows grouped by ascending turn
+        matrix = VectorSet(matrix.matrix[rows], position[matrix.owner][rows], matrix.passage[rows])
         text_index = permute_bm25(text_index, position)
+        if turn_filter is not None:
+            turn_filter = FilterArrays(
+                turn_filter.epoch[order], turn_filter.session[order], turn_filter.sessions
+            )
+        turn_by_action = {t.action_id: i for i, t in enumerate(all_turns)}
+    else:
+        turn_by_action = dict(memory.turn_by_action)
+        turn_by_action.update((t.action_id, old + i) for i, t in enumerate(turns))
     counts = Counter(memory.malformed)
     counts.update(malformed)
-    return replace(
+    merged = replace(
         memory,
         turns=all_turns,
         turn_vectors=matrix,
         text_index=text_index,
-        turn_by_action={t.action_id: i for i, t in enumerate(all_turns)},
+        turn_by_action=turn_by_action,
         action_sessions={**memory.action_sessions, **action_sessions},
         turns_without_vectors=memory.turns_without_vectors + without_vectors,
         malformed=dict(counts),
+        **changes,
     )
+    # Facts are not re-read by a merge and their source turns keep their times and sessions.
+    carried = {name: derived[name] for name in ("fact_filter", "fact_types") if name in derived}
+    if turn_filter is not None:
+        carried["turn_filter"] = turn_filter
+    merged.__dict__.update(carried)  # cached_property storage: the values a fresh computation would give
+    return merged

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .footprint import ids_bytes, memory_bytes
+from .footprint import fixed_bytes, ids_bytes, items_bytes, notes_bytes, turns_bytes
 from .memory import UserMemory, memory_from_owned, read_memories, read_turns, relation_descriptions
 from .merge import merge_turns
 from .ownership import (
@@ -40,18 +40,20 @@ class Snapshot:
     actions: Mapping[str, int]  # owned action_id -> its Action vertex id (sources of facts)
     action_vertices: frozenset[int]  # every owned Action vertex id
     built_at: float  # clock time of the full build (facts and entities are as of then)
-    nbytes: int
+    item_bytes: int  # the items' objects and strings (`footprint.items_bytes`), kept up as turns merge
+    nbytes: int  # everything: what the cache's byte limit counts
 
     @property
     def agents(self) -> frozenset[int]:
         return frozenset(self.holders.keys() - self.sessions)
 
 
-def _sized(snapshot: Snapshot) -> Snapshot:
-    extra = ids_bytes(
+def _sized(snapshot: Snapshot, item_bytes: int) -> Snapshot:
+    """`snapshot` with its byte figures: `item_bytes` plus what is read in O(1) (arrays, tables, ids)."""
+    ids = ids_bytes(
         snapshot.structure.edge_count + 2 * len(snapshot.action_vertices) + 2 * len(snapshot.holders)
     )
-    return replace(snapshot, nbytes=memory_bytes(snapshot.memory) + extra)
+    return replace(snapshot, item_bytes=item_bytes, nbytes=item_bytes + fixed_bytes(snapshot.memory) + ids)
 
 
 def build_snapshot(
@@ -86,8 +88,9 @@ def build_snapshot(
         frozenset(item.vertex.id for item in owned.actions),
         now,
         0,
+        0,
     )
-    return _sized(snapshot)
+    return _sized(snapshot, items_bytes(memory))
 
 
 def grow_snapshot(
@@ -140,21 +143,19 @@ def grow_snapshot(
     memory = snapshot.memory
     malformed: Counter = Counter()
     turns, vectors, without = read_turns(admitted, memory.model, memory.dimension, malformed, abort)
-    memory = merge_turns(
-        memory, turns, vectors, without, {a.action_id: a.session_id for a in admitted}, malformed
-    )
+    changes: dict[str, Any] = {}
     if notes_changed:
         notes, note_vectors = read_memories(owned_memories(user), memory.model, memory.dimension, Counter())
-        memory = replace(
-            memory,
+        changes.update(
             memories=notes,
             memory_vectors=note_vectors,
             memory_text_index=BM25Index.build([n.content for n in notes]),
         )
     if ontology_changed:
-        memory = replace(
-            memory, relation_descriptions=relation_descriptions(owned_ontologies(user), Counter())
-        )
+        changes["relation_descriptions"] = relation_descriptions(owned_ontologies(user), Counter())
+    memory = merge_turns(
+        memory, turns, vectors, without, {a.action_id: a.session_id for a in admitted}, malformed, **changes
+    )
     new_holders = holders.keys() - snapshot.holders.keys()
     added = read_structure(user, lookup, new_holders, new_holders - sessions)
     if added is None:
@@ -176,4 +177,7 @@ def grow_snapshot(
         actions=actions,
         action_vertices=snapshot.action_vertices | {item.vertex.id for item in admitted},
     )
-    return _sized(grown)
+    item_bytes = snapshot.item_bytes + turns_bytes(turns)
+    if notes_changed:
+        item_bytes += notes_bytes(memory.memories) - notes_bytes(snapshot.memory.memories)
+    return _sized(grown, item_bytes)

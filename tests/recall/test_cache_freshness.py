@@ -58,8 +58,10 @@ def test_an_incremental_refresh_renders_exactly_what_a_full_build_renders(rt):
     )
     refreshed = ask(rt, "ana")
     assert counts(rt)["refreshes"] >= 1
+    grown_bytes = counts(rt)["bytes"]
     rt.call("recall.invalidate", "ana")
     assert ask(rt, "ana") == refreshed
+    assert abs(counts(rt)["bytes"] - grown_bytes) < 0.05 * grown_bytes  # the byte figure is kept up too
 
 
 def test_a_deleted_session_never_surfaces_even_from_a_warm_cache(rt):

@@ -64,9 +64,9 @@ def test_concat_vectors_shifts_the_owners_of_the_second_set():
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 
 
-def turn(i: int, minutes: int | None, text: str) -> Turn:
+def turn(i: int, minutes: int | None, text: str, session: str | None = "s") -> Turn:
     stamp = None if minutes is None else T0 + timedelta(minutes=minutes)
-    return Turn(100 + i, f"a{i}", "s", stamp, "user", "user_message", text, (text,))
+    return Turn(100 + i, f"a{i}", session, stamp, "user", "user_message", text, (text,))
 
 
 def memory_of(turns: list[Turn], vectors: np.ndarray) -> UserMemory:
@@ -86,6 +86,10 @@ def memory_of(turns: list[Turn], vectors: np.ndarray) -> UserMemory:
     )
 
 
+def session_names(arrays) -> list[str | None]:
+    return [arrays.sessions[code] if code >= 0 else None for code in arrays.session]
+
+
 def vector_per_turn(memory: UserMemory) -> list[list[float]]:
     rows = memory.turn_vectors
     by_owner = {int(owner): rows.matrix[r].tolist() for r, owner in enumerate(rows.owner)}
@@ -100,10 +104,14 @@ def vector_per_turn(memory: UserMemory) -> list[list[float]]:
 def test_merge_turns_equals_a_full_build(new_minutes):
     old = [turn(0, 10, "kayak lake"), turn(1, 20, "garden roses"), turn(2, 30, "soup curry kayak")]
     texts = ["lake june", "hedge kayak"]
-    new = [turn(3 + j, m, text) for j, (m, text) in enumerate(zip(new_minutes, texts, strict=True))]
+    new = [
+        turn(3 + j, m, text, session)
+        for j, (m, text, session) in enumerate(zip(new_minutes, texts, ["t", None], strict=True))
+    ]
     rng = np.random.default_rng(0)
     vectors = rng.standard_normal((5, 4)).astype(np.float32)
     before = memory_of(old, vectors[:3])
+    cached_filter = before.turn_filter  # computed on the cached memory: the merge extends it
     new_memory = memory_of(new, vectors[3:])
     merged = merge_turns(
         before,
@@ -118,4 +126,10 @@ def test_merge_turns_equals_a_full_build(new_minutes):
     assert merged.turn_by_action == full.turn_by_action
     same_search(merged.text_index, full.text_index, QUERIES)
     assert vector_per_turn(merged) == vector_per_turn(full)  # whatever the row order
+    owners = merged.turn_vectors.owner
+    assert (owners[1:] >= owners[:-1]).all()  # rows stay grouped by ascending turn, as a build makes them
+    carried, fresh = merged.__dict__["turn_filter"], full.turn_filter
+    assert carried is not cached_filter
+    np.testing.assert_array_equal(carried.epoch, fresh.epoch)
+    assert session_names(carried) == session_names(fresh)
     assert before.turns == tuple(sorted(old, key=turn_order))  # the cached memory is not changed
