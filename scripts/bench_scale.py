@@ -21,6 +21,7 @@ These are embedded-runtime figures, not Memgraph's.
 import argparse
 import gc
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -50,6 +51,7 @@ COLD_SAMPLES = 5
 REFRESH_SAMPLES = 5
 THREADS = 4
 TOP_K = 8  # the turns lane's default width
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def percentile(values: Sequence[float], share: float) -> float:
@@ -280,7 +282,9 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict]) -> None:
              "warm median.",
              f"- 4 callers: {THREADS} threads calling at once on a warm cache (embedding included), "
              f"{first['concurrent4_calls']} calls.",
-             "- Peak RSS: the measuring process's high-water mark, graph build included.", "",
+             "- Peak RSS: the measuring process's high-water mark, graph build included.",
+             f"- BLAS threads in the measuring process: {info['blas_threads']} (recall and the limit alike); "
+             "torch threads as the module sets them (`RECALL_TORCH_THREADS`, default 1).", "",
              "## Targets", "", *targets_lines(results), "",
              "For reference, the upstream's exact Cypher scan inside Memgraph took 0.7 s at 10k and 6.7 s at "
              "100k messages.", "", "![latency against history size](scale.png)", ""]
@@ -309,23 +313,31 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="folder for the markdown table and plot (default results/scale)")
     parser.add_argument("--questions", type=int, default=30, help="warm questions per size (>= 20)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--blas-threads", type=int, default=1,
+                        help="BLAS threads in the measuring process, for recall and the limit alike "
+                             "(default 1: a gemv over one user's vectors is memory-bound, and idle BLAS "
+                             "threads add wake-up jitter on a shared machine)")
     parser.add_argument("--one-size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.questions < 20:
         parser.error(f"--questions: expected an integer >= 20, got {args.questions}")
+    if args.blas_threads < 1:
+        parser.error(f"--blas-threads: expected an integer >= 1, got {args.blas_threads}")
     if args.one_size is not None:  # child process: one size, figures to --out
         args.out.write_text(json.dumps(measure(args.one_size, args.seed, args.questions)))
         return 0
 
     info = provenance(sys.argv if argv is None else ["scripts/bench_scale.py", *argv])
+    info["blas_threads"] = str(args.blas_threads)
+    env = {**os.environ, **{name: str(args.blas_threads) for name in BLAS_THREAD_VARIABLES}}
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
             out = Path(tmp) / f"{size}.json"
             print(f"measuring {size:,} messages ...", flush=True)
             subprocess.run([sys.executable, __file__, "--one-size", str(size), "--seed", str(args.seed),
-                            "--questions", str(args.questions), "--out", str(out)], check=True)
+                            "--questions", str(args.questions), "--out", str(out)], check=True, env=env)
             results[str(size)] = json.loads(out.read_text())
             r = results[str(size)]
             print(f"  cold {r['cold_ms']} ms, warm median {r['warm_median_ms']} ms, limit "
