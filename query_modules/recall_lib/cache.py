@@ -22,20 +22,24 @@ Freshness, per call (`snapshot`):
   when facts and entities added later to existing turns, edited vectors and other properties the
   structure does not show are read; `recall.invalidate` does the same at once.
 
-The `GraphIndex` (one full vertex scan) serves two things, with the same maximum age:
+The `GraphIndex` (one full vertex scan of the whole graph, shared by all users) serves two things:
 - user_id -> User vertex ids for a string `user`: verified on use (exists, label User, same user_id);
   any mismatch or an unknown user_id rescans at once (so an unknown user costs a scan per call: pass
-  the User node, which Cypher finds through an index, to avoid it);
+  the User node, which Cypher finds through an index, to avoid it). A second User created later with
+  the same user_id is not noticed (no error) until a rescan; the first one's data is still its own;
 - action_id -> Action vertex ids, for the fail-closed collision rule (an action_id held by two users
-  belongs to neither). It cannot see Actions created or re-keyed after the scan. A full build that
-  finds one of the user's own Actions unknown to it rescans first. Between scans (at most `max_age`),
-  an Action another user creates with an action_id this user already has is not known: this user's
-  turn of that id still shows (its own message: the turn hangs off this user's session only), and
-  a fact citing that id that is written in that window could be read by a full build in that window
-  as this user's. Verification checks each returned fact's source Action is still this user's, with
-  this id, by the rules of `ownership`; it cannot see the new colliding holder either. So the
-  collision rule holds fully once the index is at most `max_age` old; `recall.invalidate()` (all)
-  drops the index too.
+  belongs to neither). Full builds use it while it is at most `max_age` old (else they rescan
+  first), and rescan when it does not know one of the user's own Actions. Refreshes, verification
+  and user lookup use it whatever its age, so a warm call never pays a scan.
+What the index cannot see is an Action created or re-keyed after its scan. A refresh admits the
+user's own new Actions the index does not know when no holder it does know lies outside the user
+(they hang off the user's own sessions only: their text is the user's). Another user's Action created
+after the scan with one of this user's action_ids goes unnoticed until the next rescan (at most
+`max_age` after the scan, or `recall.invalidate()`): this user's turn of that id still shows (its own
+message), and a fact citing that id written by the other user in that window could be read by a full
+build in that window as this user's. Verification still checks that each returned fact's source
+Action is this user's, holds that id and passes every ownership rule; it cannot see the new holder
+either. So the collision rule holds fully for data older than the index, i.e. within `max_age`.
 
 Concurrency: builds run under a per-key lock (double-checked: a caller that waited uses what the
 other built), so one user's build never blocks another user's call; the entry table has its own
@@ -186,14 +190,21 @@ class RecallCache:
 
     # -- the global index ---------------------------------------------------------------------------
     def graph_index(self, graph: LiveGraph) -> GraphIndex:
-        """The cached GraphIndex, scanned again when older than max age."""
-        return self._graph_index(graph)[0]
+        """The cached GraphIndex whatever its age (scanned only when there is none): for checks that
+        hold without it being current (verifying rows, admitting new actions, finding a user, which a
+        miss rescans). Full builds use `_graph_index`, which rescans one older than max age, so a warm
+        call never pays a full scan."""
+        return self._graph_index(graph, any_age=True)[0]
 
-    def _graph_index(self, graph: LiveGraph, fresh_after: int | None = None) -> tuple[GraphIndex, int]:
-        """(index, its scan number). With `fresh_after`, only a scan started after that number will do."""
+    def _graph_index(
+        self, graph: LiveGraph, fresh_after: int | None = None, any_age: bool = False
+    ) -> tuple[GraphIndex, int]:
+        """(index, its scan number): cached while younger than max age (or `any_age`); with `fresh_after`,
+        only a scan begun after that scan number will do."""
         with self._lock:
             index, taken_at, number = self._index, self._index_at, self._index_number
-        if index is not None and fresh_after is None and self.clock() - taken_at <= self.settings.max_age:
+        current = any_age or self.clock() - taken_at <= self.settings.max_age
+        if index is not None and fresh_after is None and current:
             return index, number
         wanted = self._scans_started if fresh_after is None else fresh_after
         with self._index_lock:  # one scan at a time; a caller that waited takes a scan begun after it asked
@@ -218,7 +229,7 @@ class RecallCache:
     def find_user(self, graph: LiveGraph, user_id: str) -> Any:
         """The live User vertex with `user_id`, or None; a ValueError when several hold it."""
         began = self._scans_started
-        index, number = self._graph_index(graph)
+        index, number = self._graph_index(graph, any_age=True)
         found = self._live_users(graph, index, user_id)
         if found is None and number <= began:  # unknown or stale, and not scanned during this call
             found = self._live_users(graph, self._graph_index(graph, fresh_after=began)[0], user_id)
