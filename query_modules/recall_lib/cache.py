@@ -17,10 +17,12 @@ rewrites a User property on every turn makes every call after such a write a ful
 Freshness, per call (`snapshot`):
 - the structure (edge ids out of the User, its Sessions and Agents; no properties, no vectors) is
   compared with the cached one: unchanged -> warm; grown (new sessions, messages, notes, agent links)
-  -> only the new parts are read and merged; anything removed -> a full build;
-- an entry older than `max_age` (`RECALL_CACHE_MAX_AGE`, default 60 s) is rebuilt in full, which is
-  when facts and entities added later to existing turns, edited vectors and other properties the
-  structure does not show are read; `recall.invalidate` does the same at once.
+  -> only the new parts are read and merged (`grow_snapshot`); an edge removed -> a renewal;
+- an entry older than `max_age` (`RECALL_CACHE_MAX_AGE`, default 60 s) is renewed: ownership walked
+  again in full, facts, entities, notes and ontologies read again (facts and entities added later to
+  existing turns appear), turns already held with a vector kept (`renew_snapshot`);
+- `recall.invalidate`, a row that fails verification and eviction drop the entry: the next call reads
+  the user in full (`build_snapshot`), every property included.
 
 The `GraphIndex` (one full vertex scan of the whole graph, shared by all users) serves two things:
 - user_id -> User vertex ids for a string `user`: verified on use (exists, label User, same user_id);
@@ -61,11 +63,13 @@ from typing import Any, Protocol
 
 from .footprint import ids_bytes
 from .ownership import GraphIndex, id_text, labels_of
-from .snapshot import Snapshot, build_snapshot, grow_snapshot
+from .snapshot import Snapshot, build_snapshot, grow_snapshot, renew_snapshot
 from .structure import compare
 
 DEFAULT_BYTES = 1 << 30
 DEFAULT_MAX_AGE = 60.0
+
+_RENEW = object()  # `_next_step`: walk ownership again, keeping what can be kept (`renew_snapshot`)
 
 #: (User vertex id, user_id, digest of the User's properties, model, dimension)
 CacheKey = tuple[int, str | None, str, str, int | None]
@@ -125,6 +129,7 @@ class CacheStats:
     index_age: float | None  # seconds since the GraphIndex scan; None before the first
     index_bytes: int
     builds: int
+    renewals: int
     refreshes: int
     hits: int
     evictions: int
@@ -186,7 +191,9 @@ class RecallCache:
         self._index_bytes = 0
         self._scans_started = 0
         self._generation = 0  # bumped by invalidate(): a scan begun before it is not published
-        self._counts = {"builds": 0, "refreshes": 0, "hits": 0, "evictions": 0, "verify_failures": 0}
+        self._counts = dict.fromkeys(
+            ("builds", "renewals", "refreshes", "hits", "evictions", "verify_failures"), 0
+        )
 
     # -- the global index ---------------------------------------------------------------------------
     def graph_index(self, graph: LiveGraph) -> GraphIndex:
@@ -256,7 +263,7 @@ class RecallCache:
 
     # -- snapshots ----------------------------------------------------------------------------------
     def snapshot(self, graph: LiveGraph, user: Any, model: str, dim: int | None) -> tuple[CacheKey, Snapshot]:
-        """The user's current snapshot for `model`: cached, refreshed with what is new, or built."""
+        """The user's current snapshot for `model`: cached, grown with what is new, renewed, or built."""
         key = user_key(user, model, dim)
         cached = self._get(key)
         step = self._next_step(cached, graph, user) if cached is not None else None
@@ -270,33 +277,39 @@ class RecallCache:
                 if step is cached and cached is not None:
                     self._count("hits")
                     return key, cached
-            if step is not None and cached is not None:
-                grown = grow_snapshot(cached, step, user, self.graph_index(graph), graph.vertex, graph.abort)
-                if grown is not None:
-                    self._count("refreshes")
-                    self._publish(key, grown, cached)
-                    return key, grown
-            built = self._build(graph, user, model, dim)
-            self._count("builds")
-            self._publish(key, built, cached)
-            return key, built
+            snapshot, counter = self._make(graph, user, model, dim, cached, step)
+            self._count(counter)
+            self._publish(key, snapshot, cached)
+            return key, snapshot
 
     def _next_step(self, cached: Snapshot, graph: LiveGraph, user: Any) -> Any:
-        """`cached` itself when current, a Growth to apply, or None for a full build."""
+        """`cached` itself when current, a Growth to apply, or `_RENEW` (older than max age, or the
+        structure lost an edge)."""
         if self.clock() - cached.built_at > self.settings.max_age:
-            return None
+            return _RENEW
         growth = compare(user, cached.structure, graph.vertex, graph.abort)
         if growth is None:
-            return None
+            return _RENEW
         return cached if growth.unchanged else growth
 
-    def _build(self, graph: LiveGraph, user: Any, model: str, dim: int | None) -> Snapshot:
+    def _make(
+        self, graph: LiveGraph, user: Any, model: str, dim: int | None, cached: Snapshot | None, step: Any
+    ) -> tuple[Snapshot, str]:
+        """(snapshot, the counter it adds to): built, renewed or grown from `cached` as `step` says."""
         began = self._scans_started
 
         def index_for(rescan: bool) -> GraphIndex:  # a rescan reuses a scan begun during this call
             return self._graph_index(graph, fresh_after=began if rescan else None)[0]
 
-        return build_snapshot(user, index_for, model, dim, graph.vertex, graph.abort, self.clock())
+        now = self.clock()
+        if cached is None:
+            return build_snapshot(user, index_for, model, dim, graph.vertex, graph.abort, now), "builds"
+        if step is not _RENEW:
+            grown = grow_snapshot(cached, step, user, self.graph_index(graph), graph.vertex, graph.abort)
+            if grown is not None:
+                return grown, "refreshes"
+        # Max age, a lost edge, or a growth only a full walk applies (an Agent now shared).
+        return renew_snapshot(cached, user, index_for, graph.vertex, graph.abort, now), "renewals"
 
     def discard(self, key: CacheKey, snapshot: Snapshot) -> None:
         """Drop `snapshot` (a row of it failed verification) unless a newer one replaced it already."""
@@ -385,6 +398,11 @@ def cache_rows(stats: CacheStats) -> list[dict[str, Any]]:
             "not scanned yet" if stats.index_age is None else f"bytes; scanned {stats.index_age:.1f} s ago",
         ),
         row("builds", stats.builds, "full reads of a user"),
+        row(
+            "renewals",
+            stats.renewals,
+            "ownership, facts and entities read again, turns kept (max age, shrink)",
+        ),
         row("refreshes", stats.refreshes, "incremental reads of new sessions or messages"),
         row("hits", stats.hits, "calls served from a current snapshot"),
         row("evictions", stats.evictions, "entries dropped for the byte limit"),

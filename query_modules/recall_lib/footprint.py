@@ -64,9 +64,14 @@ def _facts_and_entities_bytes(memory: UserMemory) -> int:
     return total
 
 
+def other_items_bytes(memory: UserMemory) -> int:
+    """The objects and strings of the facts, entities and notes (few next to the turns)."""
+    return _facts_and_entities_bytes(memory) + notes_bytes(memory.memories)
+
+
 def items_bytes(memory: UserMemory) -> int:
     """Every item's objects and strings (turns, facts, entities, notes)."""
-    return turns_bytes(memory.turns) + _facts_and_entities_bytes(memory) + notes_bytes(memory.memories)
+    return turns_bytes(memory.turns) + other_items_bytes(memory)
 
 
 def fixed_bytes(memory: UserMemory) -> int:

@@ -75,6 +75,33 @@ def permute_bm25(index: BM25Index, position: np.ndarray) -> BM25Index:
     )
 
 
+def subset_bm25(index: BM25Index, keep: np.ndarray) -> BM25Index:
+    """The same index over the documents `keep` marks (renumbered in order); terms left without a
+    document stay in the vocabulary with no postings, which scores and `doc_freq` treat as absent."""
+    renumber = np.cumsum(keep) - 1
+    posting_kept = keep[index.doc_ids]
+    term_of_posting = np.repeat(np.arange(len(index.vocabulary)), np.diff(index.indptr))
+    counts = np.bincount(term_of_posting[posting_kept], minlength=len(index.vocabulary))
+    indptr = np.zeros(len(index.vocabulary) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return BM25Index(
+        dict(index.vocabulary),
+        indptr,
+        renumber[index.doc_ids[posting_kept]].astype(np.int32),
+        index.term_freqs[posting_kept].astype(np.int32),
+        index.doc_lengths[keep].astype(np.int32),
+        index.k1,
+        index.b,
+    )
+
+
+def subset_vectors(vectors: VectorSet, keep: np.ndarray) -> VectorSet:
+    """The rows of the items `keep` marks, owners renumbered in order."""
+    rows = keep[vectors.owner]
+    renumber = np.cumsum(keep) - 1
+    return VectorSet(vectors.matrix[rows], renumber[vectors.owner[rows]], vectors.passage[rows])
+
+
 def concat_vectors(first: VectorSet, second: VectorSet, offset: int) -> VectorSet:
     """`first`'s rows then `second`'s, whose owners are shifted by `offset`."""
     if len(second) == 0:

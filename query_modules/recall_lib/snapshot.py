@@ -1,10 +1,18 @@
 """A cached user: the `UserMemory` plus what keeping it fresh and verifying its rows needs.
 
-`build_snapshot` reads the user in full (a cold build). `grow_snapshot` applies a `Growth` (new
-sessions, messages, notes, agent links) by reading only what is new, with the same ownership rules
-(`ownership.expand_sessions` / `admit_actions`), and merges it (`merge.merge_turns`). Facts and
-entities are read by full builds only: those added to existing turns later are seen after the
-cache's maximum age or `recall.invalidate`.
+Three ways to a snapshot, cheapest last:
+- `build_snapshot` reads the user in full (first call, `recall.invalidate`, a row that failed
+  verification, an evicted entry);
+- `renew_snapshot` walks ownership again in full and re-reads facts, entities, notes and ontologies,
+  but keeps the turns (text, vectors, BM25 postings) of Actions it already holds with a vector; turns
+  no longer owned are dropped, new ones read. Used at the maximum age (facts and entities added to
+  existing turns appear) and when the structure shrank (a forgotten session). What it does not re-read
+  is a kept turn's properties: an edited text is caught by verification when the turn would be
+  returned (then a full build follows); a vector rewritten in place under the same model name is
+  kept until `recall.invalidate` (`recall.embed` invalidates by itself);
+- `grow_snapshot` applies a `Growth` (new sessions, messages, notes, agent links) by reading only
+  what is new, with the same ownership rules (`ownership.expand_sessions` / `admit_actions`), and
+  merges it (`merge.merge_turns`).
 
 Plain data only (ids, strings, numpy arrays): mgp objects die with the call that produced them.
 """
@@ -14,11 +22,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .footprint import fixed_bytes, ids_bytes, items_bytes, notes_bytes, turns_bytes
+import numpy as np
+
+from .footprint import fixed_bytes, ids_bytes, items_bytes, notes_bytes, other_items_bytes, turns_bytes
 from .memory import UserMemory, memory_from_owned, read_memories, read_turns, relation_descriptions
-from .merge import merge_turns
+from .merge import merge_turns, subset_bm25, subset_vectors
 from .ownership import (
     GraphIndex,
+    OwnedGraph,
     admit_actions,
     agent_action_session,
     collect_owned,
@@ -56,22 +67,20 @@ def _sized(snapshot: Snapshot, item_bytes: int) -> Snapshot:
     return replace(snapshot, item_bytes=item_bytes, nbytes=item_bytes + fixed_bytes(snapshot.memory) + ids)
 
 
-def build_snapshot(
-    user: Any,
-    index_for: Callable[[bool], GraphIndex],
-    model: str,
-    dim: int | None,
-    lookup: VertexLookup,
-    abort: Callable[[], None],
-    now: float,
-) -> Snapshot:
-    """A full read of `user` (a User vertex). `index_for(False)` gives the (cached) GraphIndex; when it
-    does not know one of the user's actions, `index_for(True)` must give a fresh scan, and ownership is
-    collected again before anything else is read."""
+def _owned_with_index(
+    user: Any, index_for: Callable[[bool], GraphIndex], abort: Callable[[], None]
+) -> OwnedGraph:
+    """`collect_owned` with the (cached) index; again with a fresh scan when it did not know one of the
+    user's actions (`index_for(True)`), before anything else is read."""
     owned = collect_owned(user, index_for(False), abort)
     if owned.skipped["action_not_in_index"]:
         owned = collect_owned(user, index_for(True), abort)
-    memory = memory_from_owned(owned, model, dim, abort)
+    return owned
+
+
+def _snapshot(
+    owned: OwnedGraph, memory: UserMemory, user: Any, lookup: VertexLookup, now: float, item_bytes: int
+) -> Snapshot:
     sessions = frozenset(owned.sessions)
     structure = read_structure(user, lookup, owned.holders, owned.holders.keys() - sessions)
     if structure is None:
@@ -90,7 +99,81 @@ def build_snapshot(
         0,
         0,
     )
-    return _sized(snapshot, items_bytes(memory))
+    return _sized(snapshot, item_bytes)
+
+
+def build_snapshot(
+    user: Any,
+    index_for: Callable[[bool], GraphIndex],
+    model: str,
+    dim: int | None,
+    lookup: VertexLookup,
+    abort: Callable[[], None],
+    now: float,
+) -> Snapshot:
+    """A full read of `user` (a User vertex). `index_for(False)` gives the (cached) GraphIndex,
+    `index_for(True)` a fresh scan."""
+    owned = _owned_with_index(user, index_for, abort)
+    memory = memory_from_owned(owned, model, dim, abort)
+    return _snapshot(owned, memory, user, lookup, now, items_bytes(memory))
+
+
+def renew_snapshot(
+    snapshot: Snapshot,
+    user: Any,
+    index_for: Callable[[bool], GraphIndex],
+    lookup: VertexLookup,
+    abort: Callable[[], None],
+    now: float,
+) -> Snapshot:
+    """Ownership, facts, entities, notes and ontologies read again; turns kept where they can be (see
+    the module docstring); the result equals a full build but for kept turns' unread properties."""
+    old = snapshot.memory
+    owned = _owned_with_index(user, index_for, abort)
+    position = {turn.vertex_id: i for i, turn in enumerate(old.turns)}
+    with_vector = np.zeros(len(old.turns), dtype=bool)
+    if old.dimension is not None:
+        with_vector[old.turn_vectors.owner] = True  # a turn without one may have been embedded since
+    keep = np.zeros(len(old.turns), dtype=bool)
+    unread = []
+    for item in owned.actions:
+        i = position.get(item.vertex.id)
+        if (
+            i is not None
+            and with_vector[i]
+            and (old.turns[i].action_id, old.turns[i].session_id)
+            == (
+                item.action_id,
+                item.session_id,
+            )
+        ):
+            keep[i] = True
+        else:
+            unread.append(item)
+    # Facts, entities, notes, ontologies: read as a full build reads them (no turns: those follow).
+    memory = memory_from_owned(replace(owned, actions=[]), old.model, old.dimension, abort)
+    kept = tuple(turn for turn, k in zip(old.turns, keep, strict=True) if k)
+    memory = replace(
+        memory,
+        turns=kept,
+        turn_vectors=old.turn_vectors if keep.all() else subset_vectors(old.turn_vectors, keep),
+        text_index=old.text_index if keep.all() else subset_bm25(old.text_index, keep),
+        turn_by_action={turn.action_id: i for i, turn in enumerate(kept)},
+        turns_without_vectors=0,
+    )
+    malformed: Counter = Counter()
+    turns, vectors, without = read_turns(unread, old.model, old.dimension, malformed, abort)
+    sessions = {item.action_id: item.session_id for item in owned.actions}
+    memory = merge_turns(memory, turns, vectors, without, sessions, malformed)
+    dropped = [turn for turn, k in zip(old.turns, keep, strict=True) if not k]
+    item_bytes = (
+        snapshot.item_bytes
+        - turns_bytes(dropped)
+        + turns_bytes(turns)
+        - other_items_bytes(old)
+        + other_items_bytes(memory)
+    )
+    return _snapshot(owned, memory, user, lookup, now, item_bytes)
 
 
 def grow_snapshot(

@@ -67,9 +67,13 @@ def test_an_incremental_refresh_renders_exactly_what_a_full_build_renders(rt):
 def test_a_deleted_session_never_surfaces_even_from_a_warm_cache(rt):
     assert any("kayak trip" in row for row in ask(rt, "ana"))
     rt.store.delete_vertex(vertex_of(rt, "Session", "session_id", "ana-s1"), detach=True)
+    before = counts(rt)
     rows = ask(rt, "ana")
-    assert not any("kayak trip" in row or "garden roses" in row for row in rows)
+    assert not any("kayak trip" in row or "garden roses" in row or "blue kayak" in row for row in rows)
     assert any("soup recipe" in row for row in rows)
+    assert counts(rt)["renewals"] == before["renewals"] + 1  # a lost edge: walked again, turns kept
+    rt.call("recall.invalidate", "ana")
+    assert ask(rt, "ana") == rows  # what a full read gives
 
 
 def test_a_deleted_message_never_surfaces(rt):

@@ -29,9 +29,36 @@ def test_facts_added_later_appear_after_the_maximum_age(monkeypatch):
     )
     assert not any("red canoe" in row for row in ask(rt, "ana"))  # within the maximum age
     time.sleep(0.35)
-    builds = counts(rt)["builds"]
-    assert any("red canoe" in row for row in ask(rt, "ana"))
-    assert counts(rt)["builds"] == builds + 1
+    before = counts(rt)
+    renewed = ask(rt, "ana")
+    assert any("red canoe" in row for row in renewed)
+    after = counts(rt)  # renewed: ownership, facts and entities read again, turns kept
+    assert after["renewals"] == before["renewals"] + 1 and after["builds"] == before["builds"]
+    rt.call("recall.invalidate", "ana")
+    assert ask(rt, "ana") == renewed  # what a full read gives
+
+
+def test_a_turn_embedded_later_gets_its_vector_at_the_maximum_age(monkeypatch):
+    monkeypatch.setenv("RECALL_CACHE_MAX_AGE", "0.3")
+    rt = runtime(world().elements())
+    action = vertex_of(rt, "Action", "action_id", "ana-2")
+    rt.store.set_vertex_property(action, "passage_embeddings", None)
+    rt.store.set_vertex_property(action, "embedding_model", None)
+    before = [
+        r["key"]
+        for r in rt.call("recall.lanes", "ana", "roses", {"query_vector": axis(1)})
+        if r["lane"] == "turns"
+    ]
+    assert "ana-2" not in before
+    rt.store.set_vertex_property(action, "passage_embeddings", [axis(1)])  # embedded by someone else
+    rt.store.set_vertex_property(action, "embedding_model", MODEL)
+    time.sleep(0.35)
+    after = [
+        r["key"]
+        for r in rt.call("recall.lanes", "ana", "roses", {"query_vector": axis(1)})
+        if r["lane"] == "turns"
+    ]
+    assert "ana-2" in after
 
 
 def entry_bytes(user: str) -> int:

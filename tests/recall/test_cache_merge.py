@@ -7,7 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from recall_lib.memory import Turn, UserMemory, VectorSet
-from recall_lib.merge import concat_vectors, merge_bm25, merge_turns, permute_bm25, turn_order
+from recall_lib.merge import (
+    concat_vectors,
+    merge_bm25,
+    merge_turns,
+    permute_bm25,
+    subset_bm25,
+    subset_vectors,
+    turn_order,
+)
 from recall_lib.textindex import BM25Index
 
 WORDS = ["kayak", "paddle", "lake", "june", "garden", "roses", "hedge", "soup", "curry", "the", "a", "Été"]
@@ -44,6 +52,25 @@ def test_permuted_index_searches_like_one_built_in_the_new_order(docs, data):
     position[np.asarray(order)] = np.arange(len(docs))
     permuted = permute_bm25(BM25Index.build(docs), position)
     same_search(permuted, BM25Index.build([docs[i] for i in order]), QUERIES)
+
+
+@settings(max_examples=40, deadline=None)
+@given(docs=docs_strategy, data=st.data())
+def test_a_subset_index_searches_like_one_built_over_the_kept_documents(docs, data):
+    keep = np.asarray(data.draw(st.lists(st.booleans(), min_size=len(docs), max_size=len(docs))), dtype=bool)
+    subset = subset_bm25(BM25Index.build(docs), keep)
+    kept = [doc for doc, k in zip(docs, keep, strict=True) if k]
+    same_search(subset, BM25Index.build(kept), QUERIES)
+    assert [subset.doc_freq(w.lower()) for w in WORDS] == [
+        BM25Index.build(kept).doc_freq(w.lower()) for w in WORDS
+    ]
+
+
+def test_subset_vectors_keeps_the_rows_of_kept_items_renumbered():
+    vectors = VectorSet(np.eye(4, dtype=np.float32), np.array([0, 0, 1, 2]), np.array([0, 1, 0, 0]))
+    kept = subset_vectors(vectors, np.array([True, False, True]))
+    assert kept.owner.tolist() == [0, 0, 1] and kept.passage.tolist() == [0, 1, 0]
+    assert kept.matrix.tolist() == np.eye(4, dtype=np.float32)[[0, 1, 3]].tolist()
 
 
 def test_merge_refuses_different_parameters():
