@@ -236,6 +236,9 @@ def plot(path: Path, results: dict[str, dict]) -> None:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name, values in series.items():
         ax.plot(sizes, values, marker="o", linestyle="--" if name.startswith("limit") else "-", label=name)
+    targets = [TARGETS["cold_ms"], TARGETS["refresh_ms"], TARGETS["warm_median_ms"]]
+    ax.scatter([TARGETS_AT] * len(targets), targets, marker="_", s=400, color="#c53030", zorder=3,
+               label="targets at 100k (cold, refresh, warm)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("messages in the user's history")
