@@ -108,7 +108,10 @@ class OwnedGraph:
 
 
 def _has_label(vertex: Any, name: str) -> bool:
-    return any(label.name == name for label in vertex.labels)
+    for label in vertex.labels:  # a loop, not any(<generator>): this runs once per vertex walked
+        if label.name == name:
+            return True
+    return False
 
 
 def _only_parents(vertex: Any, rel_type: str, allowed: Container[int]) -> bool:
@@ -120,11 +123,13 @@ def _only_parents(vertex: Any, rel_type: str, allowed: Container[int]) -> bool:
 
 
 def _children(vertex: Any, rel_type: str) -> list[Any]:
+    """The distinct targets of `vertex`'s `rel_type` edges, in edge order."""
+    found = [edge.to_vertex for edge in vertex.out_edges if edge.type.name == rel_type]
+    if len(found) < 2:  # the common case (an action's one chunk): no dedup needed
+        return found
     seen: dict[int, Any] = {}
-    for edge in vertex.out_edges:
-        if edge.type.name == rel_type:
-            target = edge.to_vertex
-            seen.setdefault(target.id, target)
+    for target in found:
+        seen.setdefault(target.id, target)
     return list(seen.values())
 
 
@@ -199,9 +204,12 @@ def admit_actions(
             continue
         structural[action.id] = (action, action_id, sid)
     admitted = []
-    for action, action_id, sid in structural.values():
+    for vertex_id, (action, action_id, sid) in structural.items():
         known = index.action_holders.get(action_id, ())
-        if action.id not in known and not unindexed_ok:
+        if known == (vertex_id,):  # the common case: the index knows this one holder, and only it
+            admitted.append(OwnedAction(action, action_id, sid))
+            continue
+        if vertex_id not in known and not unindexed_ok:
             skipped["action_not_in_index"] += 1
             continue
         if any(h not in structural and h not in also_owned for h in known):
