@@ -53,7 +53,7 @@ def test_eval_locomo_small_slice(tmp_path):
     assert 0 < headline["baselines"]["bm25"]["1-4"]["turn_rows"] <= headline["recall"]["1-4"]["turn_rows"]
     report = (tmp_path / "res" / "README.md").read_text()
     assert "embedded runtime" in report and "Command:" in report and "Machine:" in report
-    assert "agree with `recalled`: 27 of 27 calls" in report  # 3 questions x 9 renders
+    assert "agree with `recalled`: 30 of 30 calls" in report  # 3 questions x 10 renders
     assert (tmp_path / "res" / "locomo.png").stat().st_size > 0
     assert len(list((tmp_path / "cache").glob("locomo-*.json"))) == 2  # graph and meta, reused next run
     assert eval_locomo.main(args) == 0
