@@ -17,10 +17,12 @@ rewrites a User property on every turn makes every call after such a write a ful
 Freshness, per call (`snapshot`):
 - the structure (edge ids out of the User, its Sessions and Agents; no properties, no vectors) is
   compared with the cached one: unchanged -> warm; grown (new sessions, messages, notes, agent links)
-  -> only the new parts are read and merged (`grow_snapshot`); an edge removed -> a renewal;
-- an entry older than `max_age` (`RECALL_CACHE_MAX_AGE`, default 60 s) is renewed: ownership walked
-  again in full, facts, entities, notes and ontologies read again (facts and entities added later to
-  existing turns appear), turns already held with a vector kept (`renew_snapshot`);
+  -> only the new parts are read and merged (`grow_snapshot`); an edge removed -> ownership walked
+  again in full, turns already held with a vector kept (`renew_snapshot`);
+- an entry older than `max_age` (`RECALL_CACHE_MAX_AGE`, default 60 s) has its facts, entities,
+  notes and ontologies read again for the actions it holds (`renew_facts`: facts and entities added
+  later to existing turns appear), with a GraphIndex at most `max_age` old (so it may rescan first);
+  a collision that index now shows walks ownership again instead;
 - `recall.invalidate`, a row that fails verification and eviction drop the entry: the next call reads
   the user in full (`build_snapshot`), every property included.
 
@@ -63,13 +65,25 @@ from typing import Any, Protocol
 
 from .footprint import ids_bytes
 from .ownership import GraphIndex, id_text, labels_of
-from .snapshot import Snapshot, build_snapshot, grow_snapshot, renew_snapshot
-from .structure import compare
+from .snapshot import Snapshot, build_snapshot, grow_snapshot, renew_facts, renew_snapshot
+from .structure import Growth, compare
 
 DEFAULT_BYTES = 1 << 30
 DEFAULT_MAX_AGE = 60.0
 
-_RENEW = object()  # `_next_step`: walk ownership again, keeping what can be kept (`renew_snapshot`)
+
+@dataclass(frozen=True)
+class _Step:
+    """What a cached snapshot needs: older than max age? and how its structure changed (None: an edge
+    was lost)."""
+
+    expired: bool
+    growth: Growth | None
+
+    @property
+    def current(self) -> bool:
+        return not self.expired and self.growth is not None and self.growth.unchanged
+
 
 #: (User vertex id, user_id, digest of the User's properties, model, dimension)
 CacheKey = tuple[int, str | None, str, str, int | None]
@@ -267,14 +281,14 @@ class RecallCache:
         key = user_key(user, model, dim)
         cached = self._get(key)
         step = self._next_step(cached, graph, user) if cached is not None else None
-        if step is cached and cached is not None:
+        if step is not None and step.current:
             self._count("hits")
             return key, cached
         with self._building.hold(key):
             latest = self._get(key)
             if latest is not cached:  # someone published while we waited: check theirs
                 cached, step = latest, (self._next_step(latest, graph, user) if latest is not None else None)
-                if step is cached and cached is not None:
+                if step is not None and step.current:
                     self._count("hits")
                     return key, cached
             snapshot, counter = self._make(graph, user, model, dim, cached, step)
@@ -282,20 +296,16 @@ class RecallCache:
             self._publish(key, snapshot, cached)
             return key, snapshot
 
-    def _next_step(self, cached: Snapshot, graph: LiveGraph, user: Any) -> Any:
-        """`cached` itself when current, a Growth to apply, or `_RENEW` (older than max age, or the
-        structure lost an edge)."""
-        if self.clock() - cached.built_at > self.settings.max_age:
-            return _RENEW
-        growth = compare(user, cached.structure, graph.vertex, graph.abort)
-        if growth is None:
-            return _RENEW
-        return cached if growth.unchanged else growth
+    def _next_step(self, cached: Snapshot, graph: LiveGraph, user: Any) -> "_Step":
+        return _Step(
+            self.clock() - cached.built_at > self.settings.max_age,
+            compare(user, cached.structure, graph.vertex, graph.abort),
+        )
 
     def _make(
         self, graph: LiveGraph, user: Any, model: str, dim: int | None, cached: Snapshot | None, step: Any
     ) -> tuple[Snapshot, str]:
-        """(snapshot, the counter it adds to): built, renewed or grown from `cached` as `step` says."""
+        """(snapshot, the counter it adds to), from `cached` as `step` says (see the module docstring)."""
         began = self._scans_started
 
         def index_for(rescan: bool) -> GraphIndex:  # a rescan reuses a scan begun during this call
@@ -304,12 +314,19 @@ class RecallCache:
         now = self.clock()
         if cached is None:
             return build_snapshot(user, index_for, model, dim, graph.vertex, graph.abort, now), "builds"
-        if step is not _RENEW:
-            grown = grow_snapshot(cached, step, user, self.graph_index(graph), graph.vertex, graph.abort)
-            if grown is not None:
-                return grown, "refreshes"
-        # Max age, a lost edge, or a growth only a full walk applies (an Agent now shared).
-        return renew_snapshot(cached, user, index_for, graph.vertex, graph.abort, now), "renewals"
+        base: Snapshot | None = cached
+        if step.growth is not None and not step.growth.unchanged:
+            base = grow_snapshot(
+                cached, step.growth, user, self.graph_index(graph), graph.vertex, graph.abort
+            )
+            if base is not None and not step.expired:
+                return base, "refreshes"
+        if base is not None and step.growth is not None:  # expired, nothing lost: facts and entities again
+            renewed = renew_facts(base, user, index_for(False), graph.vertex, graph.abort, now)
+            if renewed is not None:
+                return renewed, "renewals"
+        # An edge lost, an Agent now shared, or a collision the fresh index shows: walk ownership again.
+        return renew_snapshot(base or cached, user, index_for, graph.vertex, graph.abort, now), "renewals"
 
     def discard(self, key: CacheKey, snapshot: Snapshot) -> None:
         """Drop `snapshot` (a row of it failed verification) unless a newer one replaced it already."""

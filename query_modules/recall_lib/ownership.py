@@ -243,12 +243,17 @@ def collect_owned(user: Any, index: GraphIndex, abort: Callable[[], None] = _no_
     expand_sessions(sessions, owned.sessions, owned.holders, candidates, owned.skipped, abort)
     owned.actions = admit_actions(candidates, owned.holders, index, owned.skipped, abort)
     owned.action_ids = frozenset(a.action_id for a in owned.actions)
-
-    _collect_entities(owned, abort)
-    _collect_facts(owned, abort)
+    collect_entities_and_facts(owned, abort)
     owned.memories = owned_memories(user, owned.skipped)
     owned.ontologies = owned_ontologies(user)
     return owned
+
+
+def collect_entities_and_facts(owned: OwnedGraph, abort: Callable[[], None] = _no_abort) -> None:
+    """Fill `owned.entities` and `owned.facts` from `owned.actions` and `owned.action_ids` (the cache
+    calls this alone, at its maximum age, over the actions it already holds)."""
+    _collect_entities(owned, abort)
+    _collect_facts(owned, abort)
 
 
 def _collect_entities(owned: OwnedGraph, abort: Callable[[], None]) -> None:

@@ -1,15 +1,17 @@
 """A cached user: the `UserMemory` plus what keeping it fresh and verifying its rows needs.
 
-Three ways to a snapshot, cheapest last:
+Four ways to a snapshot, cheapest last:
 - `build_snapshot` reads the user in full (first call, `recall.invalidate`, a row that failed
   verification, an evicted entry);
 - `renew_snapshot` walks ownership again in full and re-reads facts, entities, notes and ontologies,
   but keeps the turns (text, vectors, BM25 postings) of Actions it already holds with a vector; turns
-  no longer owned are dropped, new ones read. Used at the maximum age (facts and entities added to
-  existing turns appear) and when the structure shrank (a forgotten session). What it does not re-read
-  is a kept turn's properties: an edited text is caught by verification when the turn would be
-  returned (then a full build follows); a vector rewritten in place under the same model name is
-  kept until `recall.invalidate` (`recall.embed` invalidates by itself);
+  no longer owned are dropped, new ones read. Used when the structure lost an edge (a forgotten
+  session), and at the maximum age when `renew_facts` cannot apply. What it does not re-read is a
+  kept turn's properties: an edited text is caught by verification when the turn would be returned
+  (then a full build follows); a vector rewritten in place under the same model name is kept until
+  `recall.invalidate` (`recall.embed` invalidates by itself);
+- `renew_facts`, at the maximum age: facts, entities, notes and ontologies read again for the
+  Actions already held (facts and entities added later to existing turns appear), turns untouched;
 - `grow_snapshot` applies a `Growth` (new sessions, messages, notes, agent links) by reading only
   what is new, with the same ownership rules (`ownership.expand_sessions` / `admit_actions`), and
   merges it (`merge.merge_turns`).
@@ -18,7 +20,7 @@ Plain data only (ids, strings, numpy arrays): mgp objects die with the call that
 """
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,9 +31,11 @@ from .memory import UserMemory, memory_from_owned, read_memories, read_turns, re
 from .merge import merge_turns, subset_bm25, subset_vectors
 from .ownership import (
     GraphIndex,
+    OwnedAction,
     OwnedGraph,
     admit_actions,
     agent_action_session,
+    collect_entities_and_facts,
     collect_owned,
     expand_sessions,
     owned_memories,
@@ -49,7 +53,9 @@ class Snapshot:
     holders: Mapping[int, str | None]  # owned Session and Agent vertex ids -> the session id they stand for
     sessions: frozenset[int]  # which holders are Sessions (the rest are Agents)
     actions: Mapping[str, int]  # owned action_id -> its Action vertex id (sources of facts)
-    action_vertices: frozenset[int]  # every owned Action vertex id
+    owned_actions: Mapping[
+        int, tuple[str, str | None]
+    ]  # every owned Action vertex id -> (action_id, session)
     built_at: float  # clock time of the full build (facts and entities are as of then)
     item_bytes: int  # the items' objects and strings (`footprint.items_bytes`), kept up as turns merge
     nbytes: int  # everything: what the cache's byte limit counts
@@ -59,10 +65,14 @@ class Snapshot:
         return frozenset(self.holders.keys() - self.sessions)
 
 
+def _owned_map(actions: Sequence[OwnedAction]) -> dict[int, tuple[str, str | None]]:
+    return {item.vertex.id: (item.action_id, item.session_id) for item in actions}
+
+
 def _sized(snapshot: Snapshot, item_bytes: int) -> Snapshot:
     """`snapshot` with its byte figures: `item_bytes` plus what is read in O(1) (arrays, tables, ids)."""
     ids = ids_bytes(
-        snapshot.structure.edge_count + 2 * len(snapshot.action_vertices) + 2 * len(snapshot.holders)
+        snapshot.structure.edge_count + 3 * len(snapshot.owned_actions) + 2 * len(snapshot.holders)
     )
     return replace(snapshot, item_bytes=item_bytes, nbytes=item_bytes + fixed_bytes(snapshot.memory) + ids)
 
@@ -94,7 +104,7 @@ def _snapshot(
         dict(owned.holders),
         sessions,
         actions,
-        frozenset(item.vertex.id for item in owned.actions),
+        _owned_map(owned.actions),
         now,
         0,
         0,
@@ -176,6 +186,54 @@ def renew_snapshot(
     return _snapshot(owned, memory, user, lookup, now, item_bytes)
 
 
+def renew_facts(
+    snapshot: Snapshot,
+    user: Any,
+    index: GraphIndex,
+    lookup: VertexLookup,
+    abort: Callable[[], None],
+    now: float,
+) -> Snapshot | None:
+    """At the maximum age, over an unchanged structure: facts, entities, notes and ontologies read
+    again for the actions already held, turns and their indexes kept as they are. None when `index`
+    (at most max age old) shows one of those actions colliding with another user's now, one of them
+    is gone, or a turn held without a vector now has one from the model: then `renew_snapshot`."""
+    old = snapshot.memory
+    if old.dimension is not None and old.turns_without_vectors:
+        with_vector = np.zeros(len(old.turns), dtype=bool)
+        with_vector[old.turn_vectors.owner] = True
+        for i in np.flatnonzero(~with_vector):  # embedded since? then its turn must be read again
+            vertex = lookup(old.turns[i].vertex_id)
+            if vertex is None or vertex.properties.get("embedding_model") == old.model:
+                return None
+    owned = OwnedGraph(user)
+    for vertex_id, (action_id, session_id) in snapshot.owned_actions.items():
+        if any(h not in snapshot.owned_actions for h in index.action_holders.get(action_id, ())):
+            return None
+        vertex = lookup(vertex_id)
+        if vertex is None:
+            return None
+        owned.actions.append(OwnedAction(vertex, action_id, session_id))
+    owned.action_ids = frozenset(action_id for action_id, _ in snapshot.owned_actions.values())
+    collect_entities_and_facts(owned, abort)
+    owned.memories = owned_memories(user, owned.skipped)
+    owned.ontologies = owned_ontologies(user)
+    memory = memory_from_owned(replace(owned, actions=[]), old.model, old.dimension, abort)
+    memory = replace(
+        memory,
+        turns=old.turns,
+        turn_vectors=old.turn_vectors,
+        text_index=old.text_index,
+        turn_by_action=old.turn_by_action,
+        action_sessions=old.action_sessions,
+        turns_without_vectors=old.turns_without_vectors,
+    )
+    if "turn_filter" in old.__dict__:  # turns unchanged: what was derived from them holds
+        memory.__dict__["turn_filter"] = old.__dict__["turn_filter"]
+    item_bytes = snapshot.item_bytes - other_items_bytes(old) + other_items_bytes(memory)
+    return _sized(replace(snapshot, memory=memory, built_at=now), item_bytes)
+
+
 def grow_snapshot(
     snapshot: Snapshot,
     growth: Growth,
@@ -219,9 +277,9 @@ def grow_snapshot(
                 to_expand.setdefault(holder, edge.from_vertex)
     skipped: Counter = Counter()
     expand_sessions(list(to_expand.values()), sessions, holders, candidates, skipped, abort)
-    fresh = {key: value for key, value in candidates.items() if key not in snapshot.action_vertices}
+    fresh = {key: value for key, value in candidates.items() if key not in snapshot.owned_actions}
     admitted = admit_actions(
-        fresh, holders, index, skipped, abort, also_owned=snapshot.action_vertices, unindexed_ok=True
+        fresh, holders, index, skipped, abort, also_owned=snapshot.owned_actions, unindexed_ok=True
     )
     memory = snapshot.memory
     malformed: Counter = Counter()
@@ -258,7 +316,7 @@ def grow_snapshot(
         holders=holders,
         sessions=frozenset(sessions),
         actions=actions,
-        action_vertices=snapshot.action_vertices | {item.vertex.id for item in admitted},
+        owned_actions={**snapshot.owned_actions, **_owned_map(admitted)},
     )
     item_bytes = snapshot.item_bytes + turns_bytes(turns)
     if notes_changed:

@@ -83,7 +83,7 @@ class Verifier:
             return None
         # A holder of the same action_id outside what this user owns makes it no one's (as the
         # cached index knows them; see cache.py for what the index can miss).
-        owned = self.snapshot.action_vertices
+        owned = self.snapshot.owned_actions
         if any(h != vertex_id and h not in owned for h in self.index.action_holders.get(action_id, ())):
             return None
         sessions: list[str | None] = []

@@ -61,6 +61,23 @@ def test_a_turn_embedded_later_gets_its_vector_at_the_maximum_age(monkeypatch):
     assert "ana-2" in after
 
 
+def test_a_collision_created_later_is_applied_at_the_maximum_age(monkeypatch):
+    """bob's new action takes ana's id "ana-3": within max age the index cannot know; after it, the id
+    belongs to neither, so ana's turn and the fact citing it go."""
+    monkeypatch.setenv("RECALL_CACHE_MAX_AGE", "0.3")
+    rt = runtime(world().elements())
+    assert any("soup recipe" in row for row in ask(rt, "ana"))
+    session = vertex_of(rt, "Session", "session_id", "bob-s1")
+    action = rt.store.add_vertex(
+        ["Action"], {"action_id": "ana-3", "action_type": "user_message", "text": "bob x"}
+    )
+    rt.store.add_edge(session, action, "HAS_ACTION")
+    time.sleep(0.35)
+    rows = ask(rt, "ana")
+    assert not any("soup recipe" in row for row in rows)
+    assert any("kayak trip" in row for row in rows)
+
+
 def entry_bytes(user: str) -> int:
     rt = runtime(world().elements())
     ask(rt, user)
