@@ -5,6 +5,7 @@ over L2-normalised float32 rows (numpy) or BM25 over the user's own messages. Ti
 item's position in the snapshot (turns are in time order), so the same question gives the same rows.
 """
 
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -57,6 +58,28 @@ class LaneResults:
         return self.hits.get(lane, ())
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """A turn a turn lane (text, turns, fact_turns) may show: its score in that lane, and the passage
+    (or the fact, whose sentence picks the passage) it was found at."""
+
+    turn: int
+    score: float
+    passage: int | None = None
+    fact: int | None = None
+
+
+#: A turn lane picks its `k` rows from its own best `CANDIDATES_PER_ROW * k` turns.
+CANDIDATES_PER_ROW = 2
+#: How many of each turn lane's best turns vote in the fusion (reciprocal-rank fusion).
+FUSION_DEPTH = 100
+#: The RRF constant: small, so a turn near the top of one lane outweighs one far down in several.
+RRF_K = 5
+#: The order the turn lanes fill their widths (each with turns no earlier lane took): exact words,
+#: then the facts' source turns, then the turn vectors (the weakest alone on conversational text).
+TURN_LANE_ORDER = ("text", "fact_turns", "turns")
+
+
 def run_lanes(
     memory: UserMemory,
     question: str,
@@ -72,14 +95,15 @@ def run_lanes(
     vectors_on = vector_off is None and query is not None
     wanted = set(settings.lanes)
     hits: dict[str, tuple[Hit, ...]] = {}
+    candidates: dict[str, list[Candidate]] = {}
     if "memories" in wanted:
         hits["memories"] = memories_lane(memory, query if vectors_on else None, terms, settings)
     if "text" in wanted:
-        hits["text"] = text_lane(memory, terms, turn_ok, settings.text_k)
+        candidates["text"] = text_candidates(memory, terms, turn_ok, settings.text_k)
     if vectors_on:
         if "turns" in wanted:
-            hits["turns"] = _vector_hits(
-                "turns", memory.turn_vectors, query, turn_ok, settings.turns_k, settings.min_score
+            candidates["turns"] = turn_candidates(
+                memory, query, turn_ok, settings.turns_k, settings.min_score
             )
         if "entities" in wanted:
             hits["entities"] = _vector_hits(
@@ -93,13 +117,81 @@ def run_lanes(
         if "user_facts" in wanted:
             hits["user_facts"] = user_facts_lane(memory, query, fact_ok, settings, embed_types)
     elif "text" in wanted:
-        hits["turn_facts"] = turn_facts(memory, hits["text"], fact_ok, settings.facts_k)
+        text_hits = [Hit("text", rank, c.score, c.turn) for rank, c in enumerate(candidates["text"], 1)]
+        hits["turn_facts"] = turn_facts(memory, text_hits[: settings.text_k], fact_ok, settings.facts_k)
     fact_hits = [
         h for lane in ("entity_facts", "facts", "user_facts", "turn_facts") for h in hits.get(lane, ())
     ]
     if fact_hits:
-        hits["fact_turns"] = fact_turns(memory, fact_hits, turn_ok, settings.fact_turns_k)
+        candidates["fact_turns"] = fact_turn_candidates(memory, fact_hits, turn_ok)
+    widths = {"text": settings.text_k, "fact_turns": settings.fact_turns_k, "turns": settings.turns_k}
+    hits.update(choose_turns(memory, candidates, widths, terms))
     return LaneResults(hits, vector_off, terms)
+
+
+# -- turn rows -------------------------------------------------------------------------------------
+def choose_turns(
+    memory: UserMemory,
+    candidates: dict[str, list[Candidate]],
+    widths: dict[str, int],
+    terms: Sequence[str],
+) -> dict[str, tuple[Hit, ...]]:
+    """Each turn lane's hits: `k` turns no earlier lane took, from the lane's own best
+    `CANDIDATES_PER_ROW * k`, those the lanes together rank highest first.
+
+    Why: the lanes often find the same turn (by its words, its vector and through a fact), so each
+    lane's top `k` taken apart shows fewer distinct turns than the widths allow; and a turn that
+    several lanes rank fairly high is more often the one asked about than one lane's `k`-th best.
+    Together is reciprocal-rank fusion over each lane's best `FUSION_DEPTH` turns. A turn an earlier
+    lane took is still listed for this lane (so `explain` and `recall.lanes` show the agreement) but
+    does not count toward its width.
+    """
+    fused: dict[int, float] = defaultdict(float)
+    for found in candidates.values():
+        for rank, candidate in enumerate(found[:FUSION_DEPTH], 1):
+            fused[candidate.turn] += 1.0 / (RRF_K + rank)
+    taken: set[int] = set()
+    chosen: dict[str, tuple[Hit, ...]] = {}
+    for lane in TURN_LANE_ORDER:
+        if lane not in candidates:
+            continue
+        k = widths[lane]
+        pool = sorted(
+            enumerate(candidates[lane][: CANDIDATES_PER_ROW * k]), key=lambda pc: (-fused[pc[1].turn], pc[0])
+        )
+        hits: list[Hit] = []
+        added = 0
+        for _, candidate in pool:
+            if added >= k:
+                break
+            if candidate.turn not in taken:
+                taken.add(candidate.turn)
+                added += 1
+            hits.append(_turn_hit(memory, lane, len(hits) + 1, candidate, terms))
+        chosen[lane] = tuple(hits)
+    return chosen
+
+
+def _turn_hit(memory: UserMemory, lane: str, rank: int, candidate: Candidate, terms: Sequence[str]) -> Hit:
+    """The hit for a chosen turn, with the passage it was found at (worked out only for chosen turns)."""
+    passages = memory.turns[candidate.turn].passages
+    if candidate.fact is not None:
+        fact = memory.facts[candidate.fact]
+        return Hit(
+            lane,
+            rank,
+            candidate.score,
+            candidate.turn,
+            sentence_passage(passages, fact.text),
+            via=f"fact {fact.identity}",
+        )
+    passage = candidate.passage if candidate.passage is not None else overlap_best(passages, terms)
+    return Hit(lane, rank, candidate.score, candidate.turn, passage)
+
+
+def _depth(k: int) -> int:
+    """How many of a turn lane's best turns to rank: its candidates, and at least the fusion's depth."""
+    return max(CANDIDATES_PER_ROW * k, FUSION_DEPTH)
 
 
 # -- filters -------------------------------------------------------------------------------------
@@ -198,15 +290,22 @@ def memories_lane(
     )
 
 
-def text_lane(memory: UserMemory, terms: Sequence[str], turn_ok: np.ndarray, k: int) -> tuple[Hit, ...]:
+def turn_candidates(
+    memory: UserMemory, query: np.ndarray, turn_ok: np.ndarray, k: int, min_score: float | None
+) -> list[Candidate]:
+    """The user's message passages nearest the question (exact cosine), best turn first."""
+    if k <= 0:
+        return []
+    found = top_items(memory.turn_vectors, query, turn_ok, _depth(k), min_score)
+    return [Candidate(item, score, passage) for item, score, passage in found]
+
+
+def text_candidates(memory: UserMemory, terms: Sequence[str], turn_ok: np.ndarray, k: int) -> list[Candidate]:
     """BM25 over the user's own messages: finds exact words (names, numbers) vectors blur."""
     if k <= 0 or not terms or not turn_ok.any():
-        return ()
-    idx, scores = memory.text_index.search(list(terms), k, allowed=turn_ok)
-    return tuple(
-        Hit("text", rank, float(score), int(i), overlap_best(memory.turns[int(i)].passages, terms))
-        for rank, (i, score) in enumerate(zip(idx, scores, strict=True), 1)
-    )
+        return []
+    idx, scores = memory.text_index.search(list(terms), _depth(k), allowed=turn_ok)
+    return [Candidate(int(i), float(score)) for i, score in zip(idx, scores, strict=True)]
 
 
 def entity_facts(
@@ -297,30 +396,30 @@ def turn_facts(memory: UserMemory, text_hits: Sequence[Hit], fact_ok: np.ndarray
     return tuple(found)
 
 
-def fact_turns(memory: UserMemory, fact_hits: Sequence[Hit], turn_ok: np.ndarray, k: int) -> tuple[Hit, ...]:
-    """The turns the facts were read from, best-ranked facts first, each shown at the fact's sentence."""
-    ordered = sorted(fact_hits, key=lambda h: (h.rank, DERIVED_ORDER.get(h.lane, 9)))
-    found: list[Hit] = []
+def fact_turn_candidates(
+    memory: UserMemory, fact_hits: Sequence[Hit], turn_ok: np.ndarray
+) -> list[Candidate]:
+    """The turns the facts were read from, each once, at its best fact.
+
+    Facts found by similarity (the facts and user_facts lanes) are ranked together by it, so a turn
+    whose fact is nearest the question comes first whichever lane found it; facts reached by entity or
+    by turn (scored by confidence) follow in their lanes' order.
+    """
+    found: list[Candidate] = []
     seen: set[int] = set()
-    for hit in ordered:
-        if len(found) >= k:
-            break
-        fact = memory.facts[hit.index]
-        turn = memory.fact_turn(fact)
+    for hit in sorted(fact_hits, key=_fact_hit_order):
+        turn = memory.fact_turn(memory.facts[hit.index])
         if turn is None or turn in seen or not turn_ok[turn]:
             continue
         seen.add(turn)
-        found.append(
-            Hit(
-                "fact_turns",
-                len(found) + 1,
-                hit.score,
-                turn,
-                sentence_passage(memory.turns[turn].passages, fact.text),
-                via=f"fact {fact.identity}",
-            )
-        )
-    return tuple(found)
+        found.append(Candidate(turn, hit.score, fact=hit.index))
+    return found
+
+
+def _fact_hit_order(hit: Hit) -> tuple:
+    if hit.lane in ("facts", "user_facts"):
+        return (0, -hit.score, hit.rank, DERIVED_ORDER[hit.lane])
+    return (1, DERIVED_ORDER.get(hit.lane, 9), hit.rank)
 
 
 DERIVED_ORDER = {"facts": 0, "user_facts": 1, "entity_facts": 2, "turn_facts": 3}

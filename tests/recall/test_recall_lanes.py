@@ -249,12 +249,17 @@ def test_explain_names_the_lanes_ranks_scores_and_paths(rt):
     assert rows[0] == (
         'FACT: user -[BOOKED @ 2024-02-10]-> Lupa -- user: "Ana booked a table at Lupa." {facts #1 0.71}'
     )
-    assert rows[1].startswith(
+    # a2 is found by all three turn lanes; the text lane takes it first, so the turns lane lists it
+    # (its #1) and fills its width with its next distinct turn, a1 (earlier, so shown first).
+    assert rows[1].startswith("TURN [session ana-s1, 2024-01-05T10:00, Ana]:") and rows[1].endswith(
+        "{turns #2 0.00}"
+    )
+    assert rows[2].startswith(
         "TURN [session ana-s2, 2024-02-10T09:00, Ana]: Booked a table at Lupa for Friday dinner. {"
     )
-    assert "turns #1 0.71" in rows[1] and "text #1 " in rows[1]
-    assert "fact_turns #1 0.71 via fact user -[BOOKED]-> Lupa @a2" in rows[1]
-    lanes_of_turn = {entry["lane"] for entry in recalled["turns"][0]["lanes"]}
+    assert "turns #1 0.71" in rows[2] and "text #1 " in rows[2]
+    assert "fact_turns #1 0.71 via fact user -[BOOKED]-> Lupa @a2" in rows[2]
+    lanes_of_turn = {entry["lane"] for entry in recalled["turns"][1]["lanes"]}
     assert lanes_of_turn == {"turns", "text", "fact_turns"}
     plain, plain_recalled = render(rt, "ana", "Lupa", lanes=["turns"], turns_k=1, query_vector=axis(2))
     assert "{" not in rows_of(plain)[0] and "lanes" not in plain_recalled["turns"][0]
