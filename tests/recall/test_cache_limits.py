@@ -126,3 +126,22 @@ def test_a_configuration_problem_is_reported_by_status(monkeypatch):
 @pytest.mark.parametrize("raw", ["inf", "1e400"])
 def test_an_infinite_maximum_age_is_refused(raw):
     assert CacheSettings.from_env({"RECALL_CACHE_MAX_AGE": raw}).problem
+
+
+def test_a_warm_call_never_rescans_the_graph_whatever_the_index_age():
+    """The index's max age binds full builds and renewals; a warm call (string user included) uses it."""
+    rt = runtime(world().elements())
+    cache = rt.modules["recall"].CACHE
+    now = [1000.0]
+    cache.clock = lambda: now[0]
+    ask(rt, "ana")  # scans the graph at t=1000
+    now[0] += 50
+    ask(rt, "bob")  # built at t=1050 with the 50 s old index
+    now[0] += 20
+    ask(rt, "bob")  # warm: the index is 70 s old, past the 60 s max age
+    index_row = next(r for r in rt.call("recall.status") if r["section"] == "cache" and r["name"] == "index")
+    assert index_row["detail"] == "bytes; scanned 70.0 s ago"
+    ask(rt, "ana")  # ana's entry is 70 s old: renewed, with a fresh scan
+    index_row = next(r for r in rt.call("recall.status") if r["section"] == "cache" and r["name"] == "index")
+    assert index_row["detail"] == "bytes; scanned 0.0 s ago"
+    assert counts(rt)["renewals"] == 1
