@@ -19,6 +19,7 @@ Four ways to a snapshot, cheapest last:
 Plain data only (ids, strings, numpy arrays): mgp objects die with the call that produced them.
 """
 
+import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -74,7 +75,13 @@ def _sized(snapshot: Snapshot, item_bytes: int) -> Snapshot:
     ids = ids_bytes(
         snapshot.structure.edge_count + 3 * len(snapshot.owned_actions) + 2 * len(snapshot.holders)
     )
-    return replace(snapshot, item_bytes=item_bytes, nbytes=item_bytes + fixed_bytes(snapshot.memory) + ids)
+    tables = sum(
+        sys.getsizeof(table) for table in (snapshot.owned_actions, snapshot.actions, snapshot.holders)
+    )
+    tables += sys.getsizeof((0, 0)) * len(snapshot.owned_actions)  # each owned action's (id, session) pair
+    return replace(
+        snapshot, item_bytes=item_bytes, nbytes=item_bytes + fixed_bytes(snapshot.memory) + ids + tables
+    )
 
 
 def _owned_with_index(
