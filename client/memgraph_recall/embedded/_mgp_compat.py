@@ -221,18 +221,17 @@ VertexId = typing.NewType("VertexId", int)
 EdgeId = typing.NewType("EdgeId", int)
 
 
-class Edge:
-    """An edge, valid only during the call that produced it."""
+class _CallBound:
+    """What vertices and edges share: a store record and the call scope that makes it valid."""
 
     __slots__ = ("_data", "_scope")
-    _cypher_kind = "RELATIONSHIP"
 
     def __init__(self, data, scope) -> None:
         self._data = data
         self._scope = scope
 
     def __deepcopy__(self, memo):
-        return Edge(self._data, self._scope)
+        return type(self)(self._data, self._scope)
 
     def is_valid(self) -> bool:
         return self._scope.valid
@@ -247,6 +246,13 @@ class Edge:
         if not self._scope.valid:
             raise InvalidContextError()
         return self._data.id
+
+
+class Edge(_CallBound):
+    """An edge, valid only during the call that produced it."""
+
+    __slots__ = ()
+    _cypher_kind = "RELATIONSHIP"
 
     @property
     def type(self) -> EdgeType:
@@ -283,32 +289,11 @@ class Edge:
         return hash(self.id)
 
 
-class Vertex:
+class Vertex(_CallBound):
     """A vertex, valid only during the call that produced it."""
 
-    __slots__ = ("_data", "_scope")
+    __slots__ = ()
     _cypher_kind = "NODE"
-
-    def __init__(self, data, scope) -> None:
-        self._data = data
-        self._scope = scope
-
-    def __deepcopy__(self, memo):
-        return Vertex(self._data, self._scope)
-
-    def is_valid(self) -> bool:
-        return self._scope.valid
-
-    def underlying_graph_is_mutable(self) -> bool:
-        if not self._scope.valid:
-            raise InvalidContextError()
-        return self._scope.mutable
-
-    @property
-    def id(self) -> int:
-        if not self._scope.valid:
-            raise InvalidContextError()
-        return self._data.id
 
     @property
     def labels(self) -> tuple[Label, ...]:
