@@ -1,5 +1,7 @@
 """The graph store: id spaces, adjacency, frozen values, and undo-log transactions."""
 
+import gc
+
 import pytest
 from memgraph_recall.embedded import GraphStore
 from memgraph_recall.embedded.store import read_value
@@ -13,7 +15,7 @@ def test_separate_id_spaces_and_adjacency():
     assert [e.id for e in store.vertices[a].out_edges] == [0]
     assert [e.id for e in store.vertices[a].in_edges] == [1]
     store.delete_edge(e0)
-    assert store.vertices[a].out_edges == [] and store.vertices[b].in_edges == []
+    assert not store.vertices[a].out_edges and not store.vertices[b].in_edges
     assert store.add_vertex(id=10) == 10 and store.add_vertex() == 11
     with pytest.raises(ValueError, match="vertex id 10 already exists"):
         store.add_vertex(id=10)
@@ -45,6 +47,28 @@ def test_float_vectors_are_packed_and_read_as_fresh_tuples():
     assert store.node(v).properties["embedding"] == vector
 
 
+def test_vector_lists_are_packed_and_stay_off_the_cyclic_gc():
+    store = GraphStore()
+    rows = [[i / 3 + r for i in range(16)] for r in range(3)]
+    ragged = [[0.5] * 16, [0.25] * 17]
+    v = store.add_vertex(properties={"rows": rows, "ragged": ragged, "text": "x", "when": 3,
+                                     "in_map": {"rows": rows}, "empty": []})
+    props = store.vertices[v].props
+    first, second = read_value(props["rows"]), read_value(props["rows"])
+    assert first == tuple(map(tuple, rows)) and first is not second and first[0] is not second[0]
+    assert all(type(x) is float for row in first for x in row)
+    assert read_value(props["ragged"]) == tuple(map(tuple, ragged))
+    assert read_value(props["in_map"]) == {"rows": tuple(map(tuple, rows))}
+    assert read_value(props["empty"]) == ()
+    assert store.node(v).properties["rows"] == rows and store.node(v).properties["ragged"] == ragged
+    twin = store.add_vertex(["T"], {"rows": rows})
+    assert store.find_vertices("T", "rows", rows) == [twin] and store.find_vertices("T", "rows", ragged) == []
+    plain = store.vertices[store.add_vertex(properties={"e": [0.5] * 16, "rows": rows, "s": ("a", "b")})]
+    gc.collect()
+    assert not gc.is_tracked(plain.props)  # packed values are plain bytes: nothing for GC to walk
+    assert plain.out_edges == () and plain.in_edges == ()  # shared until a first edge
+
+
 def test_delete_vertex_requires_detach_when_it_has_edges():
     store = GraphStore()
     a, b = store.add_vertex(), store.add_vertex()
@@ -53,7 +77,7 @@ def test_delete_vertex_requires_detach_when_it_has_edges():
     with pytest.raises(ValueError, match="still has 2 relationships"):
         store.delete_vertex(a)
     store.delete_vertex(a, detach=True)
-    assert store.vertex_count() == 1 and store.edge_count() == 0 and store.vertices[b].in_edges == []
+    assert store.vertex_count() == 1 and store.edge_count() == 0 and not store.vertices[b].in_edges
 
 
 def _snapshot(store: GraphStore) -> tuple:
@@ -90,4 +114,4 @@ def test_transaction_commit_purges_deleted_elements():
     with store.transaction():
         store.remove_vertex(store.vertices[b], detach=True)
         assert store.vertices[b].deleted  # a tombstone until commit
-    assert b not in store.vertices and store.edge_count() == 0 and store.vertices[a].out_edges == []
+    assert b not in store.vertices and store.edge_count() == 0 and not store.vertices[a].out_edges

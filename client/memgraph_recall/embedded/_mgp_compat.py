@@ -18,7 +18,7 @@ from memgraph_recall.embedded import registry as _registry
 from memgraph_recall.embedded import store as _store
 
 _MISSING = object()
-_Thawable = _store.Thawable
+_read_value = _store.read_value
 
 
 # -- exceptions ---------------------------------------------------------------------------------
@@ -177,13 +177,13 @@ class Properties:
         value = data.props.get(property_name, _MISSING)
         if value is _MISSING:
             return default
-        return value.thaw() if type(value) is _Thawable else value
+        return _read_value(value)
 
     def __getitem__(self, property_name: str) -> object:
         value = self._props().get(property_name, _MISSING)
         if value is _MISSING:
             raise KeyError(property_name)
-        return value.thaw() if type(value) is _Thawable else value
+        return _read_value(value)
 
     def __contains__(self, property_name: str) -> bool:
         return property_name in self._props()

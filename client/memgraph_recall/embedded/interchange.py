@@ -13,7 +13,6 @@ so our own files round-trip exactly.
 import gc
 import json
 import re
-from array import array
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import date, datetime, time, timedelta
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import GraphFileError
-from .store import GraphStore, Thawable, check_int64, freeze
+from .store import GraphStore, Thawable, check_int64, freeze, unpack
 
 _DURATION = re.compile(r"(?:(-?\d+) days?, )?(\d+):(\d{2}):(\d{2})(?:\.(\d{1,6}))?")
 _NO_STRINGS = frozenset({int, float, bool, type(None)})
@@ -70,8 +69,8 @@ def encode_value(value: Any) -> Any:
     kind = type(value)
     if kind is Thawable:
         return encode_value(value.frozen)
-    if kind is array:
-        return value.tolist()
+    if kind is bytes:
+        return unpack(value)
     if kind is datetime:
         return f"localDateTime({value.isoformat()})"
     if kind is date:

@@ -5,11 +5,15 @@ per-vertex in/out adjacency lists, so walking a vertex's edges costs O(degree).
 
 Property values are stored frozen: lists become tuples once (as Memgraph hands lists to Python), and
 values holding maps are wrapped in `Thawable`, which builds fresh dicts on every read, so no caller
-can mutate the store through a value it read. Float lists of VECTOR_MIN_LEN or more (embeddings) are
-kept as packed doubles and read as a fresh tuple: 8 bytes per float instead of ~32 for a tuple of
-Python floats (a 384-d vector: 3 KiB instead of 12 KiB), at a few microseconds per read, much as
-Memgraph builds Python floats from its stored doubles on every read. Setting a property to None
-removes it.
+can mutate the store through a value it read. Float lists of VECTOR_MIN_LEN or more (embeddings), and
+lists of such vectors of one length, are kept as packed doubles in a plain `bytes` and read as fresh
+tuples: 8 bytes per float instead of ~32 for a tuple of Python floats (a 384-d vector: 3 KiB instead
+of 12 KiB), at a few microseconds per read, much as Memgraph builds Python floats from its stored
+doubles on every read. `bytes` is not a storable property type, so it marks a packed value without a
+wrapper; being untracked by Python's cyclic GC, it also leaves the property dict untracked, so full
+collections do not walk the stored graph's values (real Memgraph keeps the graph off the Python heap).
+For the same reason a vertex without edges shares the empty tuple instead of owning empty lists.
+Setting a property to None removes it.
 
 Writes inside `transaction()` are all-or-nothing: each change records how to undo itself, deletions
 are tombstones until commit, and `rollback()` replays the undo log, so an aborted write procedure
@@ -31,6 +35,9 @@ _SCALAR_TYPES = frozenset({bool, float, str, date, time, datetime, timedelta})
 _PLAIN_TYPES = _SCALAR_TYPES | {int, type(None)}
 _FLOATS_ONLY = {float}
 VECTOR_MIN_LEN = 16
+_NO_EDGES: tuple = ()  # shared until a vertex's first edge; then a list of its own
+_HEADER = 8  # packed value prefix: 0 for one vector, else the row length of a list of vectors
+_ONE_VECTOR = bytes(_HEADER)
 
 
 class DeletedElementError(LookupError):
@@ -46,8 +53,8 @@ class VertexData:
         self.id = vertex_id
         self.labels = labels
         self.props = props
-        self.out_edges: list[EdgeData] = []
-        self.in_edges: list[EdgeData] = []
+        self.out_edges: list[EdgeData] | tuple = _NO_EDGES
+        self.in_edges: list[EdgeData] | tuple = _NO_EDGES
         self.deleted = False
 
 
@@ -78,10 +85,40 @@ class Thawable:
         return _thaw(self.frozen)
 
 
+def _pack_vector(floats: Any) -> bytes:
+    return _ONE_VECTOR + array("d", floats).tobytes()
+
+
+def _pack_rows(vectors: list[bytes]) -> bytes | None:
+    """Packed vectors of one length as one packed list of rows, or None if they differ in length."""
+    size = len(vectors[0])
+    if any(len(v) != size for v in vectors):
+        return None
+    row = (size - _HEADER) // 8
+    return row.to_bytes(_HEADER, "little") + b"".join([v[_HEADER:] for v in vectors])
+
+
+def unpack(packed: bytes) -> list:
+    """A packed value as Python floats: a list, or a list of row lists."""
+    floats = memoryview(packed)[_HEADER:].cast("d").tolist()
+    row = int.from_bytes(packed[:_HEADER], "little")
+    if not row:
+        return floats
+    return [floats[i:i + row] for i in range(0, len(floats), row)]
+
+
+def _thaw_packed(packed: bytes) -> tuple:
+    floats = memoryview(packed)[_HEADER:].cast("d").tolist()
+    row = int.from_bytes(packed[:_HEADER], "little")
+    if not row:
+        return tuple(floats)
+    return tuple([tuple(floats[i:i + row]) for i in range(0, len(floats), row)])
+
+
 def _thaw(value: Any) -> Any:
     kind = type(value)
-    if kind is array:
-        return tuple(value.tolist())  # twice as fast as tuple(value)
+    if kind is bytes:
+        return _thaw_packed(value)
     if kind is dict:
         return {k: _thaw(v) for k, v in value.items()}
     if kind is tuple:
@@ -98,7 +135,7 @@ def check_int64(value: int) -> int:
 def freeze(value: Any) -> Any:
     """Convert a Python value to its stored form, or raise TypeError naming what is not storable."""
     frozen, needs_thaw = _freeze(value)
-    return Thawable(frozen) if needs_thaw else frozen
+    return Thawable(frozen) if needs_thaw and type(frozen) is not bytes else frozen
 
 
 def _freeze(value: Any) -> tuple[Any, bool]:
@@ -111,7 +148,7 @@ def _freeze(value: Any) -> tuple[Any, bool]:
     if kind is list or kind is tuple:
         kinds = set(map(type, value))
         if kinds == _FLOATS_ONLY and len(value) >= VECTOR_MIN_LEN:
-            return array("d", value), True
+            return _pack_vector(value), True
         if kinds <= _SCALAR_TYPES:  # fast path: short lists, string lists
             return tuple(value), False
         items, needs_thaw = [], False
@@ -119,6 +156,10 @@ def _freeze(value: Any) -> tuple[Any, bool]:
             frozen, item_needs_thaw = _freeze(item)
             items.append(frozen)
             needs_thaw = needs_thaw or item_needs_thaw
+        if items and all(type(item) is bytes and item.startswith(_ONE_VECTOR) for item in items):
+            rows = _pack_rows(items)
+            if rows is not None:
+                return rows, True
         return tuple(items), needs_thaw
     if kind is dict:
         out = {}
@@ -135,7 +176,10 @@ def _freeze(value: Any) -> tuple[Any, bool]:
 
 def read_value(stored: Any) -> Any:
     """The value a procedure sees for a stored property (fresh dicts when it holds maps)."""
-    return stored.thaw() if type(stored) is Thawable else stored
+    kind = type(stored)
+    if kind is bytes:
+        return _thaw_packed(stored)
+    return stored.thaw() if kind is Thawable else stored
 
 
 def plain_value(stored: Any) -> Any:
@@ -143,8 +187,8 @@ def plain_value(stored: Any) -> Any:
     if type(stored) is Thawable:
         stored = stored.frozen
     kind = type(stored)
-    if kind is array:
-        return stored.tolist()
+    if kind is bytes:
+        return unpack(stored)
     if kind is tuple:
         if set(map(type, stored)) <= _PLAIN_TYPES:
             return list(stored)
@@ -226,8 +270,8 @@ class GraphStore:
             touched[id(edge.start)] = edge.start
             touched[id(edge.end)] = edge.end
         for vertex in touched.values():
-            vertex.out_edges = [e for e in vertex.out_edges if not e.deleted]
-            vertex.in_edges = [e for e in vertex.in_edges if not e.deleted]
+            vertex.out_edges = [e for e in vertex.out_edges if not e.deleted] or _NO_EDGES
+            vertex.in_edges = [e for e in vertex.in_edges if not e.deleted] or _NO_EDGES
         for vertex in vertices:
             self.vertices.pop(vertex.id, None)
 
@@ -261,8 +305,7 @@ class GraphStore:
         edge_type = _check_name(edge_type, "an edge type")
         edge = EdgeData(edge_id, edge_type, start, end, _frozen_props(properties))
         self.edges[edge_id] = edge
-        start.out_edges.append(edge)
-        end.in_edges.append(edge)
+        _attach(start, end, edge)
         self.next_edge_id = max(self.next_edge_id, edge_id + 1)
         self._record("create_edge", edge)
         return edge
@@ -328,8 +371,7 @@ class GraphStore:
         """Insert an edge whose id, type, ends and frozen properties the loader already checked."""
         edge = EdgeData(edge_id, edge_type, start, end, props)
         self.edges[edge_id] = edge
-        start.out_edges.append(edge)
-        end.in_edges.append(edge)
+        _attach(start, end, edge)
         if edge_id >= self.next_edge_id:
             self.next_edge_id = edge_id + 1
 
@@ -417,6 +459,17 @@ def _frozen_props(properties: Mapping[str, Any] | None) -> dict[str, Any]:
     if not properties:
         return {}
     return {_check_name(k, "a property name"): freeze(v) for k, v in properties.items() if v is not None}
+
+
+def _attach(start: VertexData, end: VertexData, edge: EdgeData) -> None:
+    if start.out_edges:
+        start.out_edges.append(edge)
+    else:
+        start.out_edges = [edge]
+    if end.in_edges:
+        end.in_edges.append(edge)
+    else:
+        end.in_edges = [edge]
 
 
 def _check_live(element: VertexData | EdgeData) -> None:
