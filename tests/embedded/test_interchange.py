@@ -64,6 +64,7 @@ def _rich_store() -> GraphStore:
         "nested": [[1, [2, [3]]], [date(2024, 1, 1), timedelta(hours=1)]], "map": {"a": [1, {"b": "c"}]},
         "text": "plain", "flag": False, "big": 2**62, "unicode": "héllo ✓",
         "embedding": [i / 3 for i in range(384)], "vectors": [[0.25] * 16, [0.5] * 16],
+        "vector_and_text": [[0.75] * 16, "a"],
     }, id=40)
     b = store.add_vertex(["Message", "Extra"], {"text": "x"}, id=3)
     store.add_edge(a, b, "SENT", {"at": date(2024, 1, 2), "weights": [0.5, 1.5]}, id=40)
@@ -92,6 +93,7 @@ def test_round_trip_preserves_everything(empty_runtime, tmp_path):
     assert math.isnan(props["nan"]) and props["inf"] == float("inf")
     assert again.store.node(40).properties["embedding"] == [i / 3 for i in range(384)]
     assert again.store.node(40).properties["vectors"] == [[0.25] * 16, [0.5] * 16]
+    assert again.store.node(40).properties["vector_and_text"] == [[0.75] * 16, "a"]
     assert again.store.node(40).properties["map"] == {"a": [1, {"b": "c"}]}
     assert again.store.next_vertex_id == 41 and again.store.next_edge_id == 41
     assert again.store.vertices[3].labels == ("Message", "Extra")

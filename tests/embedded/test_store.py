@@ -60,6 +60,9 @@ def test_vector_lists_are_packed_and_stay_off_the_cyclic_gc():
     assert read_value(props["ragged"]) == tuple(map(tuple, ragged))
     assert read_value(props["in_map"]) == {"rows": tuple(map(tuple, rows))}
     assert read_value(props["empty"]) == ()
+    store.set_vertex_property(v, "mixed", [[0.5] * 16, "a"])
+    assert read_value(props["mixed"]) == ((0.5,) * 16, "a")
+    assert store.node(v).properties["mixed"] == [[0.5] * 16, "a"]
     assert store.node(v).properties["rows"] == rows and store.node(v).properties["ragged"] == ragged
     twin = store.add_vertex(["T"], {"rows": rows})
     assert store.find_vertices("T", "rows", rows) == [twin] and store.find_vertices("T", "rows", ragged) == []
