@@ -25,13 +25,15 @@ def _strings(values: Iterable[str]) -> int:
 def _objects(items: Sequence[Any]) -> int:
     """Each item's own size and attributes (sized on the first item; the container is not counted).
 
-    The attributes count as a plain dict of the dataclass's fields: an upper bound that does not
-    depend on whether CPython happened to materialise the instance's `__dict__`.
+    Slotted dataclasses hold their fields in the object itself; others count a plain dict of their
+    fields: an upper bound that does not depend on whether CPython materialised the `__dict__`.
     """
     if not items:
         return 0
     first = items[0]
-    each = sys.getsizeof(first) + sys.getsizeof(dict.fromkeys(getattr(first, "__dataclass_fields__", ())))
+    each = sys.getsizeof(first)
+    if hasattr(first, "__dict__"):
+        each += sys.getsizeof(dict.fromkeys(getattr(first, "__dataclass_fields__", ())))
     return each * len(items)
 
 

@@ -27,7 +27,7 @@ MESSAGE_TYPES = ("user_message", "assistant_message")
 _DEFAULT_SPEAKERS = {"user_message": "user", "assistant_message": "assistant"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Turn:
     vertex_id: int
     action_id: str
@@ -39,14 +39,14 @@ class Turn:
     passages: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entity:
     vertex_id: int
     text: str
     facts: tuple[int, ...]  # indices into UserMemory.facts, most confident first
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fact:
     edge_id: int
     head_vertex_id: int
@@ -69,7 +69,7 @@ class Fact:
         return fact_embedding_text(self.head, self.type, self.tail, self.text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Note:
     """A Memory vertex: a note the user saved deliberately."""
 
