@@ -319,17 +319,15 @@ def entity_facts(
         chosen = [f for f in entity.facts if fact_ok[f] and f not in seen][:per_entity]
         for f in chosen:
             seen.add(f)
-            confidence = memory.facts[f].confidence
-            found.append(
-                Hit(
-                    "entity_facts",
-                    len(found) + 1,
-                    confidence if confidence is not None else 0.0,
-                    f,
-                    via=f'entity "{entity.text}"',
-                )
-            )
+            via = f'entity "{entity.text}"'
+            found.append(_confidence_hit(memory, "entity_facts", len(found) + 1, f, via))
     return tuple(found)
+
+
+def _confidence_hit(memory: UserMemory, lane: str, rank: int, fact: int, via: str) -> Hit:
+    """A fact reached through a path rather than by similarity: scored by its stored confidence."""
+    confidence = memory.facts[fact].confidence
+    return Hit(lane, rank, confidence if confidence is not None else 0.0, fact, via=via)
 
 
 def user_facts_lane(
@@ -383,16 +381,7 @@ def turn_facts(memory: UserMemory, text_hits: Sequence[Hit], fact_ok: np.ndarray
         for f in facts:
             if len(found) >= k:
                 return tuple(found)
-            confidence = memory.facts[f].confidence
-            found.append(
-                Hit(
-                    "turn_facts",
-                    len(found) + 1,
-                    confidence if confidence is not None else 0.0,
-                    f,
-                    via=f"turn {turn.action_id}",
-                )
-            )
+            found.append(_confidence_hit(memory, "turn_facts", len(found) + 1, f, f"turn {turn.action_id}"))
     return tuple(found)
 
 

@@ -87,6 +87,28 @@ def _new_edges(known: tuple[int, ...], now: tuple[int, ...], edges: Callable[[],
     return tuple(edge for edge in edges() if edge.id not in old)
 
 
+def _grown(
+    known_edges: dict[int, tuple[int, ...]], lookup: VertexLookup, abort: Callable[[], None], direction: str
+) -> tuple[dict[int, tuple[int, ...]], dict[int, tuple[Any, ...]]] | None:
+    """Per holder, its edge ids now and the edges added in `direction`; None when anything was removed."""
+    now_by_holder: dict[int, tuple[int, ...]] = {}
+    added_by_holder: dict[int, tuple[Any, ...]] = {}
+    for count, (holder, known) in enumerate(known_edges.items()):
+        if count % 512 == 0:
+            abort()
+        vertex = lookup(holder)
+        if vertex is None:
+            return None
+        now = _ids(getattr(vertex, direction))
+        added = _new_edges(known, now, lambda v=vertex: getattr(v, direction))
+        if added is None:
+            return None
+        now_by_holder[holder] = now
+        if added:
+            added_by_holder[holder] = added
+    return now_by_holder, added_by_holder
+
+
 def compare(user: Any, baseline: Structure, lookup: VertexLookup, abort: Callable[[], None]) -> Growth | None:
     """How `user`'s structure differs from `baseline`: a Growth, or None when anything was removed.
 
@@ -97,32 +119,11 @@ def compare(user: Any, baseline: Structure, lookup: VertexLookup, abort: Callabl
     user_added = _new_edges(baseline.user_edges, user_ids, lambda: user.out_edges)
     if user_added is None:
         return None
-    out_now: dict[int, tuple[int, ...]] = {}
-    out_added: dict[int, tuple[Any, ...]] = {}
-    for count, (holder, known) in enumerate(baseline.out_edges.items()):
-        if count % 512 == 0:
-            abort()
-        vertex = lookup(holder)
-        if vertex is None:
-            return None
-        now = _ids(vertex.out_edges)
-        added = _new_edges(known, now, lambda v=vertex: v.out_edges)
-        if added is None:
-            return None
-        out_now[holder] = now
-        if added:
-            out_added[holder] = added
-    in_now: dict[int, tuple[int, ...]] = {}
-    in_added: dict[int, tuple[Any, ...]] = {}
-    for agent, known in baseline.agent_in_edges.items():
-        vertex = lookup(agent)
-        if vertex is None:
-            return None
-        now = _ids(vertex.in_edges)
-        added = _new_edges(known, now, lambda v=vertex: v.in_edges)
-        if added is None:
-            return None
-        in_now[agent] = now
-        if added:
-            in_added[agent] = added
+    out = _grown(baseline.out_edges, lookup, abort, "out_edges")
+    if out is None:
+        return None
+    inward = _grown(baseline.agent_in_edges, lookup, abort, "in_edges")
+    if inward is None:
+        return None
+    (out_now, out_added), (in_now, in_added) = out, inward
     return Growth(Structure(user_ids, out_now, in_now), user_added, out_added, in_added)
