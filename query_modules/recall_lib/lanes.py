@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .config import RecallConfig
-from .memory import UserMemory, VectorSet
+from .memory import UserMemory
 from .textindex import overlap_best, query_terms, tokenize
+from .vector_rows import VectorSet
 
 #: Derived steps: the facts an entity hit brings, the facts of text-lane turns (degraded mode only),
 #: and the source turns of all facts found.

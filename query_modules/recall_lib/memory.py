@@ -12,7 +12,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cached_property
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -21,7 +20,7 @@ from .ownership import GraphIndex, OwnedAction, OwnedFact, OwnedGraph, collect_o
 from .passages import PASSAGE_CHARS, split_passages
 from .textindex import BM25Index
 from .timeparse import to_utc
-from .vectors import MALFORMED, NOT_FINITE, classify
+from .vector_rows import VectorCollector, VectorSet
 
 MESSAGE_TYPES = ("user_message", "assistant_message")
 _DEFAULT_SPEAKERS = {"user_message": "user", "assistant_message": "assistant"}
@@ -82,35 +81,6 @@ class Note:
 
 
 @dataclass(frozen=True)
-class VectorSet:
-    """L2-normalised float32 rows and, per row, the item (and passage) it belongs to."""
-
-    matrix: np.ndarray
-    owner: np.ndarray
-    passage: np.ndarray
-
-    @classmethod
-    def empty(cls, dim: int | None) -> "VectorSet":
-        return cls(np.zeros((0, dim or 0), dtype=np.float32), np.zeros(0, np.int64), np.zeros(0, np.int64))
-
-    def __len__(self) -> int:
-        return int(self.matrix.shape[0])
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.matrix.nbytes + self.owner.nbytes + self.passage.nbytes)
-
-    @cached_property
-    def groups(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """(items, first row of each) when rows are grouped by ascending item, as built; else None."""
-        owner = self.owner
-        if len(owner) and bool(np.all(owner[1:] >= owner[:-1])):
-            starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-            return owner[starts], starts
-        return None
-
-
-@dataclass(frozen=True)
 class FilterArrays:
     """Times and sessions of a list of items as arrays, so `since`/`until`/`exclude_sessions` are numpy."""
 
@@ -122,10 +92,12 @@ class FilterArrays:
     def of(cls, times: Sequence[datetime | None], sessions: Sequence[str | None]) -> "FilterArrays":
         names = tuple(sorted({s for s in sessions if s is not None}))
         code = {name: i for i, name in enumerate(names)}
-        epoch = np.fromiter((t.timestamp() if t is not None else np.nan for t in times), dtype=np.float64,
-                            count=len(times))
-        session = np.fromiter((code.get(s, -1) if s is not None else -1 for s in sessions), dtype=np.int64,
-                              count=len(sessions))
+        epoch = np.fromiter(
+            (t.timestamp() if t is not None else np.nan for t in times), dtype=np.float64, count=len(times)
+        )
+        session = np.fromiter(
+            (code.get(s, -1) if s is not None else -1 for s in sessions), dtype=np.int64, count=len(sessions)
+        )
         return cls(epoch, session, names)
 
     def mask(self, since: datetime | None, until: datetime | None, excluded: Collection[str]) -> np.ndarray:
@@ -249,88 +221,6 @@ def passages_of(text: str) -> tuple[str, ...]:
     return (text,) if len(text) <= PASSAGE_CHARS else tuple(split_passages(text))
 
 
-class _Vectors:
-    """Collects stored vectors of one unit kind, checks them, and builds the VectorSet.
-
-    Rows are converted to float32 as they arrive, a block at a time: the Python floats a property read
-    creates die young, so a cold build at 100k passages does not hold ~40M of them at once (~1 GB) and
-    runs about twice as fast as converting everything at the end.
-    """
-
-    def __init__(self, kind: str, model: str, dim: int | None, malformed: Counter) -> None:
-        self.kind, self.model, self.dim, self.malformed = kind, model, dim, malformed
-        self.pending: list[Sequence[float]] = []
-        self.blocks: list[np.ndarray] = []
-        self.owner: list[int] = []
-        self.passage: list[int] = []
-
-    def add(self, owner: int, stored_model: Any, vectors: Any, passages: int | None) -> bool:
-        """Add a unit's vectors (`passages` rows, or one `embedding` row when None).
-
-        False when the unit has no usable vector from this model; malformed vectors are counted.
-        """
-        if self.dim is None:
-            return False
-        status, rows = classify(stored_model, vectors, self.model, self.dim, passages, check_values=False)
-        if status.startswith(MALFORMED):
-            self.malformed[f"{self.kind}: {status.removeprefix(MALFORMED)}"] += 1
-        if rows is None:
-            return False
-        self.pending.extend(rows)
-        self.owner.extend([owner] * len(rows))
-        self.passage.extend(range(len(rows)))
-        if len(self.pending) >= _STACK_BLOCK:
-            self.blocks.append(_stack_rows(self.pending, self.dim))
-            self.pending = []
-        return True
-
-    def build(self) -> tuple[VectorSet, set[int]]:
-        """The VectorSet, and the owners dropped for non-numeric, non-finite or zero vectors."""
-        if self.pending:
-            self.blocks.append(_stack_rows(self.pending, self.dim or len(self.pending[0])))
-            self.pending = []
-        if not self.blocks:
-            return VectorSet.empty(self.dim), set()
-        owner = np.asarray(self.owner, dtype=np.int64)
-        matrix = self.blocks[0] if len(self.blocks) == 1 else np.concatenate(self.blocks)
-        self.blocks = []
-        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))  # np.linalg.norm without its n x dim temporary
-        bad_rows = ~np.isfinite(norms) | (norms == 0)
-        bad = set(owner[bad_rows].tolist())
-        if bad:
-            self.malformed[f"{self.kind}: {NOT_FINITE}"] += len(bad)
-            keep = ~np.isin(owner, list(bad))
-            matrix, norms, owner = matrix[keep], norms[keep], owner[keep]
-            passage = np.asarray(self.passage, dtype=np.int64)[keep]
-        else:
-            passage = np.asarray(self.passage, dtype=np.int64)
-        matrix = matrix / norms[:, None]
-        return VectorSet(np.ascontiguousarray(matrix, dtype=np.float32), owner, passage), bad
-
-
-_STACK_BLOCK = 256  # rows converted at a time (see _Vectors)
-
-
-def _stack_rows(rows: Sequence[Sequence[Any]], dim: int) -> np.ndarray:
-    """Rows of `dim` numbers (lengths already checked) as a float32 matrix; non-numbers become NaN.
-
-    `np.fromiter` over the chained floats into float64 is ~2x faster than `np.asarray(rows)` (no shape
-    discovery, no per-element float32 cast).
-    """
-    try:
-        flat = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=len(rows) * dim)
-        return flat.reshape(len(rows), dim).astype(np.float32)
-    except (TypeError, ValueError):
-        return np.stack([_row_or_nan(r, dim) for r in rows])
-
-
-def _row_or_nan(row: Sequence[Any], dim: int | None) -> np.ndarray:
-    try:
-        return np.asarray(row, dtype=np.float32)
-    except (TypeError, ValueError):
-        return np.full(dim or 0, np.nan, dtype=np.float32)
-
-
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
@@ -437,21 +327,31 @@ def turn_of(item: OwnedAction, malformed: Counter) -> Turn | None:
 def read_turns(
     actions: Sequence[OwnedAction], model: str, dim: int | None, malformed: Counter, abort: Callable[[], None]
 ) -> tuple[tuple[Turn, ...], VectorSet, int]:
-    """The turns of `actions` in time order, their vectors, and how many lack one from `model`."""
-    read: list[tuple[Turn, Any, Any]] = []
+    """The turns of `actions` in time order, their vectors, and how many lack one from `model`.
+
+    Two passes: texts and times first, to sort; then vectors in that order, each packed as it is read
+    (see `vector_rows`), so no reordering copy of the matrix is needed.
+    """
+    read: list[tuple[Turn, Any]] = []
     for count, item in enumerate(actions):
         if count % 512 == 0:
             abort()
         turn = turn_of(item, malformed)
         if turn is not None:
-            props = item.vertex.properties
-            read.append((turn, props.get("embedding_model"), props.get("passage_embeddings")))
+            read.append((turn, item.vertex))
     read.sort(key=lambda r: (r[0].timestamp is None, r[0].timestamp or datetime.min, r[0].action_id))
-    collector = _Vectors("message", model, dim, malformed)
-    with_vectors = sum(collector.add(i, m, v, len(t.passages)) for i, (t, m, v) in enumerate(read))
+    collector = VectorCollector("message", model, dim, malformed)
+    with_vectors = 0
+    for position, (turn, vertex) in enumerate(read):
+        if position % 512 == 0:
+            abort()
+        props = vertex.properties
+        stored_model = props.get("embedding_model")
+        vectors = props.get("passage_embeddings") if stored_model == model else None
+        with_vectors += collector.add(position, stored_model, vectors, len(turn.passages))
     vectors, bad = collector.build()
     without = len(read) - with_vectors + len(bad) if dim is not None else len(read)
-    return tuple(r[0] for r in read), vectors, without
+    return tuple(turn for turn, _ in read), vectors, without
 
 
 def fact_of(item: OwnedFact, malformed: Counter) -> Fact | None:
@@ -482,7 +382,7 @@ def _read_facts(
     owned: OwnedGraph, model: str, dim: int | None, malformed: Counter
 ) -> tuple[tuple[Fact, ...], VectorSet]:
     facts: list[Fact] = []
-    collector = _Vectors("fact", model, dim, malformed)
+    collector = VectorCollector("fact", model, dim, malformed)
     for item in owned.facts:
         fact = fact_of(item, malformed)
         if fact is not None:
@@ -502,7 +402,7 @@ def _read_entities(
         if fact.tail_vertex_id != fact.head_vertex_id:
             by_vertex.setdefault(fact.tail_vertex_id, []).append(i)
     entities: list[Entity] = []
-    collector = _Vectors("entity", model, dim, malformed)
+    collector = VectorCollector("entity", model, dim, malformed)
     for vertex in owned.entities:
         props = vertex.properties
         text = _text(props.get("text"))
@@ -542,7 +442,7 @@ def read_memories(
 ) -> tuple[tuple[Note, ...], VectorSet]:
     """The notes of the user's Memory `vertices` and their passage vectors."""
     notes: list[Note] = []
-    collector = _Vectors("memory", model, dim, malformed)
+    collector = VectorCollector("memory", model, dim, malformed)
     for vertex in vertices:
         note = note_of(vertex, malformed)
         if note is None:

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .memory import FilterArrays, Turn, UserMemory, VectorSet
+from .memory import FilterArrays, Turn, UserMemory
 from .textindex import BM25Index
+from .vector_rows import VectorSet
 
 
 def turn_order(turn: Turn) -> tuple:

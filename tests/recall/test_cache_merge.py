@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from recall_lib.memory import Turn, UserMemory, VectorSet
+from recall_lib.memory import Turn, UserMemory
 from recall_lib.merge import (
     concat_vectors,
     merge_bm25,
@@ -17,6 +17,7 @@ from recall_lib.merge import (
     turn_order,
 )
 from recall_lib.textindex import BM25Index
+from recall_lib.vector_rows import VectorSet
 
 WORDS = ["kayak", "paddle", "lake", "june", "garden", "roses", "hedge", "soup", "curry", "the", "a", "Été"]
 docs_strategy = st.lists(
