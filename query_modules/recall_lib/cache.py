@@ -51,6 +51,9 @@ short lock. Snapshots are published whole and never changed, so readers need no 
 
 Bounded: `RECALL_CACHE_BYTES` (default 1 GiB) over the snapshots' estimated bytes (`footprint`),
 least recently used evicted first; a snapshot larger than the limit is used for its call, not kept.
+
+Builds, renewals and refreshes run with Python's cyclic garbage collector paused (`gcpause`,
+process-wide, `RECALL_CACHE_PAUSE_GC=0` to keep it running).
 """
 
 import hashlib
@@ -64,6 +67,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .footprint import ids_bytes
+from .gcpause import CollectorPause
 from .ownership import GraphIndex, id_text, labels_of
 from .snapshot import Snapshot, build_snapshot, grow_snapshot, renew_facts, renew_snapshot
 from .structure import Growth, compare
@@ -106,6 +110,7 @@ class LiveGraph(Protocol):
 class CacheSettings:
     max_bytes: int = DEFAULT_BYTES
     max_age: float = DEFAULT_MAX_AGE
+    pause_gc: bool = True  # see `gcpause`
     problem: str | None = None  # a configuration error, reported by recall.status (defaults are used)
 
     @classmethod
@@ -131,7 +136,13 @@ class CacheSettings:
             except ValueError:
                 problems.append(f"RECALL_CACHE_MAX_AGE must be a number of seconds >= 0, got {raw!r}")
                 max_age = DEFAULT_MAX_AGE
-        return cls(max_bytes, max_age, "; ".join(problems) or None)
+        pause_gc = True
+        raw = env.get("RECALL_CACHE_PAUSE_GC", "").strip().lower()
+        if raw in ("0", "false", "no", "off"):
+            pause_gc = False
+        elif raw not in ("", "1", "true", "yes", "on"):
+            problems.append(f"RECALL_CACHE_PAUSE_GC must be 1 or 0, got {raw!r}")
+        return cls(max_bytes, max_age, pause_gc, "; ".join(problems) or None)
 
 
 @dataclass(frozen=True)
@@ -198,6 +209,7 @@ class RecallCache:
         self._entries: OrderedDict[CacheKey, Snapshot] = OrderedDict()
         self._bytes = 0
         self._building = _KeyedLocks()
+        self._collector = CollectorPause(self.settings.pause_gc)
         self._index_lock = threading.Lock()  # serialises scans
         self._index: GraphIndex | None = None
         self._index_at = 0.0  # clock time the published scan began
@@ -291,7 +303,8 @@ class RecallCache:
                 if step is not None and step.current:
                     self._count("hits")
                     return key, cached
-            snapshot, counter = self._make(graph, user, model, dim, cached, step)
+            with self._collector.during():
+                snapshot, counter = self._make(graph, user, model, dim, cached, step)
             self._count(counter)
             self._publish(key, snapshot, cached)
             return key, snapshot
