@@ -20,10 +20,12 @@ are tombstones until commit, and `rollback()` replays the undo log, so an aborte
 leaves the store exactly as before without copying the graph.
 """
 
+import struct
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date, datetime, time, timedelta
+from functools import lru_cache
 from typing import Any
 
 from .rwlock import ReadWriteLock
@@ -108,11 +110,19 @@ def unpack(packed: bytes) -> list:
 
 
 def _thaw_packed(packed: bytes) -> tuple:
-    floats = memoryview(packed)[_HEADER:].cast("d").tolist()
+    """The tuple (of row tuples) a procedure reads; `struct` builds the float tuples directly, with no
+    intermediate list (this runs once per vector a cold recall build reads)."""
     row = int.from_bytes(packed[:_HEADER], "little")
     if not row:
-        return tuple(floats)
-    return tuple([tuple(floats[i:i + row]) for i in range(0, len(floats), row)])
+        return _doubles((len(packed) - _HEADER) // 8).unpack_from(packed, _HEADER)
+    if len(packed) - _HEADER == 8 * row:
+        return (_doubles(row).unpack_from(packed, _HEADER),)
+    return tuple(_doubles(row).iter_unpack(memoryview(packed)[_HEADER:]))
+
+
+@lru_cache(maxsize=64)
+def _doubles(count: int) -> struct.Struct:
+    return struct.Struct(f"<{count}d")
 
 
 def _thaw(value: Any) -> Any:
