@@ -12,7 +12,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .memory import Note, Turn, UserMemory
+from .memory import Note, UserMemory
+from .turn_table import TurnTable
 
 _INT_BYTES = 32  # a Python int object (28-32 bytes) as held in id tuples, sets and dicts
 _SLOT_BYTES = 8  # one pointer in a tuple, list, set or dict slot (dicts and sets hold more: see below)
@@ -37,13 +38,16 @@ def _objects(items: Sequence[Any]) -> int:
     return each * len(items)
 
 
-def turns_bytes(turns: Sequence[Turn]) -> int:
-    """The turns' objects and strings (O(turns): counted once per turn, added up as turns are merged)."""
-    total = _objects(turns)
-    total += _strings(t.text for t in turns) + _strings(t.action_id for t in turns)
-    total += sum(map(sys.getsizeof, (t.passages for t in turns)))
-    total += sum(_strings(t.passages) for t in turns if len(t.passages) > 1)  # split long texts
-    total += 48 * sum(t.timestamp is not None for t in turns)  # one datetime each
+def turns_bytes(turns: TurnTable) -> int:
+    """The turns' columns and strings (O(turns): counted once per turn, added up as turns are merged).
+
+    Per turn: a slot in each of the seven column tuples, its text and action id, a datetime, and the
+    one-passage tuple a `Turn` built from it would hold; texts split into passages count those too.
+    """
+    total = 7 * _SLOT_BYTES * len(turns)
+    total += _strings(turns.texts) + _strings(turns.action_ids)
+    total += 48 * sum(t is not None for t in turns.timestamps)  # one datetime each
+    total += sum(sys.getsizeof(p) + _strings(p) for p in turns.split.values())  # split long texts
     return total
 
 
@@ -78,9 +82,7 @@ def items_bytes(memory: UserMemory) -> int:
 
 def fixed_bytes(memory: UserMemory) -> int:
     """What `items_bytes` leaves out, read in O(1): arrays, indexes, containers and dict tables."""
-    total = sum(
-        sys.getsizeof(items) for items in (memory.turns, memory.facts, memory.entities, memory.memories)
-    )
+    total = sum(sys.getsizeof(items) for items in (memory.facts, memory.entities, memory.memories))
     for vectors in (memory.turn_vectors, memory.entity_vectors, memory.fact_vectors, memory.memory_vectors):
         total += vectors.nbytes
     total += memory.text_index.nbytes + memory.memory_text_index.nbytes

@@ -20,22 +20,11 @@ from .ownership import GraphIndex, OwnedAction, OwnedFact, OwnedGraph, collect_o
 from .passages import PASSAGE_CHARS, split_passages
 from .textindex import BM25Index
 from .timeparse import to_utc
+from .turn_table import Turn, TurnTable, time_order
 from .vector_rows import VectorCollector, VectorSet
 
 MESSAGE_TYPES = ("user_message", "assistant_message")
 _DEFAULT_SPEAKERS = {"user_message": "user", "assistant_message": "assistant"}
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    vertex_id: int
-    action_id: str
-    session_id: str | None
-    timestamp: datetime | None  # aware, UTC
-    speaker: str
-    action_type: str
-    text: str
-    passages: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +108,7 @@ class UserMemory:
     user_id: str | None
     model: str
     dimension: int | None  # None when the model is not loaded: no vectors are used
-    turns: tuple[Turn, ...]  # in time order (no timestamp last)
+    turns: TurnTable  # in time order (no timestamp last)
     turn_vectors: VectorSet
     entities: tuple[Entity, ...]
     entity_vectors: VectorSet
@@ -138,7 +127,7 @@ class UserMemory:
     @cached_property
     def turn_filter(self) -> "FilterArrays":
         """Per turn: UTC epoch seconds (NaN when unknown) and session code, for vectorised filters."""
-        return FilterArrays.of([t.timestamp for t in self.turns], [t.session_id for t in self.turns])
+        return FilterArrays.of(self.turns.timestamps, self.turns.session_ids)
 
     @cached_property
     def fact_filter(self) -> "FilterArrays":
@@ -146,7 +135,7 @@ class UserMemory:
         times, sessions = [], []
         for fact in self.facts:
             turn = self.turn_by_action.get(fact.source_id)
-            times.append(fact.valid_at or (self.turns[turn].timestamp if turn is not None else None))
+            times.append(fact.valid_at or (self.turns.timestamps[turn] if turn is not None else None))
             sessions.append(self.action_sessions.get(fact.source_id))
         return FilterArrays.of(times, sessions)
 
@@ -160,7 +149,7 @@ class UserMemory:
     @property
     def nbytes(self) -> int:
         """Approximate size, for a byte-bounded cache."""
-        strings = sum(len(t.text) * 2 + 200 for t in self.turns)
+        strings = sum(len(text) * 2 + 200 for text in self.turns.texts)
         strings += sum(len(f.text) + 200 for f in self.facts) + sum(len(e.text) + 100 for e in self.entities)
         strings += sum(len(n.content) * 2 + 200 for n in self.memories)
         vectors = sum(
@@ -177,7 +166,7 @@ class UserMemory:
             user_id,
             model,
             dim,
-            (),
+            TurnTable(),
             none,
             (),
             none,
@@ -291,9 +280,9 @@ def memory_from_owned(
         fact_vectors=fact_vectors,
         memories=memories,
         memory_vectors=memory_vectors,
-        text_index=BM25Index.build([t.text for t in turns]),
+        text_index=BM25Index.build(turns.texts),
         memory_text_index=BM25Index.build([n.content for n in memories]),
-        turn_by_action={t.action_id: i for i, t in enumerate(turns)},
+        turn_by_action={action_id: i for i, action_id in enumerate(turns.action_ids)},
         action_sessions={a.action_id: a.session_id for a in owned.actions},
         relation_descriptions=relation_descriptions(owned.ontologies, malformed),
         turns_without_vectors=without,
@@ -303,7 +292,24 @@ def memory_from_owned(
 
 def turn_of(item: OwnedAction, malformed: Counter) -> Turn | None:
     """The Turn an owned Action reads as (None when it has no text); shared by builds and verification."""
-    props = item.vertex.properties
+    fields = _turn_fields(item.vertex.properties, malformed)
+    if fields is None:
+        return None
+    timestamp, speaker, action_type, text = fields
+    return Turn(
+        item.vertex.id,
+        item.action_id,
+        item.session_id,
+        timestamp,
+        speaker,
+        action_type,
+        text,
+        passages_of(text),
+    )
+
+
+def _turn_fields(props: Any, malformed: Counter) -> tuple[datetime | None, str, str, str] | None:
+    """(timestamp, speaker, action_type, text) of an Action's properties; None when it has no text."""
     action_type = props.get("action_type")
     action_type = action_type if isinstance(action_type, str) else ""
     text = _text(props.get("text"))
@@ -312,46 +318,42 @@ def turn_of(item: OwnedAction, malformed: Counter) -> Turn | None:
             malformed["message: no text"] += 1
         return None
     speaker = _text(props.get("speaker")) or _DEFAULT_SPEAKERS.get(action_type) or action_type or "unknown"
-    return Turn(
-        item.vertex.id,
-        item.action_id,
-        item.session_id,
-        _time(props.get("timestamp"), "message", malformed),
-        speaker,
-        action_type,
-        text,
-        passages_of(text),
-    )
+    return _time(props.get("timestamp"), "message", malformed), speaker, action_type, text
 
 
 def read_turns(
     actions: Sequence[OwnedAction], model: str, dim: int | None, malformed: Counter, abort: Callable[[], None]
-) -> tuple[tuple[Turn, ...], VectorSet, int]:
+) -> tuple[TurnTable, VectorSet, int]:
     """The turns of `actions` in time order, their vectors, and how many lack one from `model`.
 
     Two passes: texts and times first, to sort; then vectors in that order, each packed as it is read
     (see `vector_rows`), so no reordering copy of the matrix is needed.
     """
-    read: list[tuple[Turn, Any]] = []
+    rows: list[tuple] = []  # TurnTable's columns, then the Properties to read vectors from
     for count, item in enumerate(actions):
         if count % 512 == 0:
             abort()
-        turn = turn_of(item, malformed)
-        if turn is not None:
-            read.append((turn, item.vertex))
-    read.sort(key=lambda r: (r[0].timestamp is None, r[0].timestamp or datetime.min, r[0].action_id))
+        props = item.vertex.properties
+        fields = _turn_fields(props, malformed)
+        if fields is not None:
+            rows.append((item.vertex.id, item.action_id, item.session_id, *fields, props))
+    rows.sort(key=lambda row: time_order(row[3], row[1]))
     collector = VectorCollector("message", model, dim, malformed)
     with_vectors = 0
-    for position, (turn, vertex) in enumerate(read):
+    texts = [row[6] for row in rows]
+    split = {i: passages for i, passages in enumerate(map(passages_of, texts)) if len(passages) > 1}
+    for position, row in enumerate(rows):
         if position % 512 == 0:
             abort()
-        props = vertex.properties
+        props = row[7]
         stored_model = props.get("embedding_model")
         vectors = props.get("passage_embeddings") if stored_model == model else None
-        with_vectors += collector.add(position, stored_model, vectors, len(turn.passages))
+        passages = len(split[position]) if position in split else 1
+        with_vectors += collector.add(position, stored_model, vectors, passages)
     vectors, bad = collector.build()
-    without = len(read) - with_vectors + len(bad) if dim is not None else len(read)
-    return tuple(turn for turn, _ in read), vectors, without
+    without = len(rows) - with_vectors + len(bad) if dim is not None else len(rows)
+    columns = [tuple(column) for column in zip(*rows, strict=True)][:7] if rows else []
+    return TurnTable(*columns, split=split), vectors, without
 
 
 def fact_of(item: OwnedFact, malformed: Counter) -> Fact | None:

@@ -10,19 +10,19 @@ ones (back-filled sessions, old turns without a timestamp) permute every index o
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from .memory import FilterArrays, Turn, UserMemory
+from .memory import FilterArrays, UserMemory
 from .textindex import BM25Index
+from .turn_table import Turn, TurnTable, time_order
 from .vector_rows import VectorSet
 
 
 def turn_order(turn: Turn) -> tuple:
     """The sort key a full build orders turns by (time, undated last, then action_id)."""
-    return (turn.timestamp is None, turn.timestamp or datetime.min, turn.action_id)
+    return time_order(turn.timestamp, turn.action_id)
 
 
 def merge_bm25(first: BM25Index, second: BM25Index) -> BM25Index:
@@ -131,7 +131,7 @@ def _merged_filter(first: FilterArrays, second: FilterArrays) -> FilterArrays:
 
 def merge_turns(
     memory: UserMemory,
-    turns: Sequence[Turn],
+    turns: TurnTable | Sequence[Turn],
     vectors: VectorSet,
     without_vectors: int,
     action_sessions: Mapping[str, str | None],
@@ -142,26 +142,27 @@ def merge_turns(
     added, as if all turns had been read at once. `action_sessions` covers every newly owned action;
     `changes` replaces other fields (notes re-read). What `memory` derived lazily from its turns and
     facts (`turn_filter`, `fact_filter`, `fact_types`) is extended, not recomputed over all turns."""
+    if not isinstance(turns, TurnTable):
+        turns = TurnTable.of(turns)
     if not turns and not action_sessions and not malformed and not changes:
         return memory
     old = len(memory.turns)
-    all_turns = memory.turns + tuple(turns)
+    all_turns = memory.turns + turns
     matrix = concat_vectors(memory.turn_vectors, vectors, old)
     text_index = memory.text_index
     if turns:
-        text_index = merge_bm25(text_index, BM25Index.build([t.text for t in turns]))
+        text_index = merge_bm25(text_index, BM25Index.build(turns.texts))
     derived = memory.__dict__  # cached_property values computed on the cached memory
     turn_filter = None
     if "turn_filter" in derived:
-        added = FilterArrays.of([t.timestamp for t in turns], [t.session_id for t in turns])
+        added = FilterArrays.of(turns.timestamps, turns.session_ids)
         turn_filter = _merged_filter(derived["turn_filter"], added)
     if turns and memory.turns and turn_order(turns[0]) < turn_order(memory.turns[-1]):
-        order = np.asarray(
-            sorted(range(len(all_turns)), key=lambda i: turn_order(all_turns[i])), dtype=np.int64
-        )
+        keys = all_turns.order_keys()
+        order = np.asarray(sorted(range(len(all_turns)), key=keys.__getitem__), dtype=np.int64)
         position = np.empty(len(all_turns), dtype=np.int64)
         position[order] = np.arange(len(all_turns))
-        all_turns = tuple(all_turns[i] for i in order)
+        all_turns = all_turns.take(order)
         rows = np.argsort(position[matrix.owner], kind="stable")  # keep rows grouped by ascending turn
         matrix = VectorSet(matrix.matrix[rows], position[matrix.owner][rows], matrix.passage[rows])
         text_index = permute_bm25(text_index, position)
@@ -169,10 +170,10 @@ def merge_turns(
             turn_filter = FilterArrays(
                 turn_filter.epoch[order], turn_filter.session[order], turn_filter.sessions
             )
-        turn_by_action = {t.action_id: i for i, t in enumerate(all_turns)}
+        turn_by_action = {action_id: i for i, action_id in enumerate(all_turns.action_ids)}
     else:
         turn_by_action = dict(memory.turn_by_action)
-        turn_by_action.update((t.action_id, old + i) for i, t in enumerate(turns))
+        turn_by_action.update((action_id, old + i) for i, action_id in enumerate(turns.action_ids))
     counts = Counter(memory.malformed)
     counts.update(malformed)
     merged = replace(

@@ -147,42 +147,39 @@ def renew_snapshot(
     the module docstring); the result equals a full build but for kept turns' unread properties."""
     old = snapshot.memory
     owned = _owned_with_index(user, index_for, abort)
-    position = {turn.vertex_id: i for i, turn in enumerate(old.turns)}
-    with_vector = np.zeros(len(old.turns), dtype=bool)
+    held = old.turns
+    position = {vertex_id: i for i, vertex_id in enumerate(held.vertex_ids)}
+    with_vector = np.zeros(len(held), dtype=bool)
     if old.dimension is not None:
         with_vector[old.turn_vectors.owner] = True  # a turn without one may have been embedded since
-    keep = np.zeros(len(old.turns), dtype=bool)
+    keep = np.zeros(len(held), dtype=bool)
     unread = []
     for item in owned.actions:
         i = position.get(item.vertex.id)
         if (
             i is not None
             and with_vector[i]
-            and (old.turns[i].action_id, old.turns[i].session_id)
-            == (
-                item.action_id,
-                item.session_id,
-            )
+            and (held.action_ids[i], held.session_ids[i]) == (item.action_id, item.session_id)
         ):
             keep[i] = True
         else:
             unread.append(item)
     # Facts, entities, notes, ontologies: read as a full build reads them (no turns: those follow).
     memory = memory_from_owned(replace(owned, actions=[]), old.model, old.dimension, abort)
-    kept = tuple(turn for turn, k in zip(old.turns, keep, strict=True) if k)
+    kept = held.take(np.flatnonzero(keep))
     memory = replace(
         memory,
         turns=kept,
         turn_vectors=old.turn_vectors if keep.all() else subset_vectors(old.turn_vectors, keep),
         text_index=old.text_index if keep.all() else subset_bm25(old.text_index, keep),
-        turn_by_action={turn.action_id: i for i, turn in enumerate(kept)},
+        turn_by_action={action_id: i for i, action_id in enumerate(kept.action_ids)},
         turns_without_vectors=0,
     )
     malformed: Counter = Counter()
     turns, vectors, without = read_turns(unread, old.model, old.dimension, malformed, abort)
     sessions = {item.action_id: item.session_id for item in owned.actions}
     memory = merge_turns(memory, turns, vectors, without, sessions, malformed)
-    dropped = [turn for turn, k in zip(old.turns, keep, strict=True) if not k]
+    dropped = held.take(np.flatnonzero(~keep))
     item_bytes = (
         snapshot.item_bytes
         - turns_bytes(dropped)
@@ -210,7 +207,7 @@ def renew_facts(
         with_vector = np.zeros(len(old.turns), dtype=bool)
         with_vector[old.turn_vectors.owner] = True
         for i in np.flatnonzero(~with_vector):  # embedded since? then its turn must be read again
-            vertex = lookup(old.turns[i].vertex_id)
+            vertex = lookup(old.turns.vertex_ids[i])
             if vertex is None or vertex.properties.get("embedding_model") == old.model:
                 return None
     owned = OwnedGraph(user)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from recall_lib.memory import Turn, UserMemory
+from recall_lib.memory import UserMemory
 from recall_lib.merge import (
     concat_vectors,
     merge_bm25,
@@ -17,6 +17,7 @@ from recall_lib.merge import (
     turn_order,
 )
 from recall_lib.textindex import BM25Index
+from recall_lib.turn_table import Turn, TurnTable
 from recall_lib.vector_rows import VectorSet
 
 WORDS = ["kayak", "paddle", "lake", "june", "garden", "roses", "hedge", "soup", "curry", "the", "a", "Été"]
@@ -105,7 +106,7 @@ def memory_of(turns: list[Turn], vectors: np.ndarray) -> UserMemory:
     return UserMemory(
         **{
             **base.__dict__,
-            "turns": tuple(ordered),
+            "turns": TurnTable.of(ordered),
             "turn_vectors": VectorSet(vectors[order], np.arange(len(order)), np.zeros(len(order), np.int64)),
             "text_index": BM25Index.build([t.text for t in ordered]),
             "turn_by_action": {t.action_id: i for i, t in enumerate(ordered)},
@@ -160,4 +161,4 @@ def test_merge_turns_equals_a_full_build(new_minutes):
     assert carried is not cached_filter
     np.testing.assert_array_equal(carried.epoch, fresh.epoch)
     assert session_names(carried) == session_names(fresh)
-    assert before.turns == tuple(sorted(old, key=turn_order))  # the cached memory is not changed
+    assert tuple(before.turns) == tuple(sorted(old, key=turn_order))  # the cached memory is not changed

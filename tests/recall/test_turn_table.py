@@ -1,0 +1,56 @@
+"""`TurnTable`: turns stored as columns behave exactly like the tuple of `Turn`s they replace."""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from recall_lib.turn_table import Turn, TurnTable, time_order
+
+T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
+
+
+def turn(i: int, text: str = "", passages: tuple[str, ...] | None = None, minutes: int | None = 0) -> Turn:
+    text = text or f"turn {i}"
+    stamp = None if minutes is None else T0 + timedelta(minutes=minutes)
+    return Turn(10 + i, f"a{i}", f"s{i % 2}", stamp, "user", "user_message", text, passages or (text,))
+
+
+TURNS = [turn(0), turn(1, "long text", ("long", "text")), turn(2, minutes=None), turn(3)]
+
+
+def test_indexing_gives_back_each_turn_with_its_passages():
+    table = TurnTable.of(TURNS)
+    assert len(table) == 4
+    assert [table[i] for i in range(4)] == TURNS
+    assert table[-1] == TURNS[-1] and table[1].passages == ("long", "text")
+    assert list(table) == TURNS and tuple(table) == tuple(TURNS)
+    with pytest.raises(IndexError):
+        table[4]
+
+
+def test_columns_hold_the_fields_and_only_split_texts_keep_passages():
+    table = TurnTable.of(TURNS)
+    assert table.action_ids == ("a0", "a1", "a2", "a3")
+    assert table.timestamps[2] is None
+    assert dict(table.split) == {1: ("long", "text")}
+
+
+def test_take_slices_and_concatenation_keep_passages_with_their_turns():
+    table = TurnTable.of(TURNS)
+    assert list(table.take([3, 1])) == [TURNS[3], TURNS[1]]
+    assert list(table[1:3]) == TURNS[1:3]
+    both = table + TurnTable.of([turn(4, "x", ("x", "y"))])
+    assert len(both) == 5 and both[1].passages == ("long", "text") and both[4].passages == ("x", "y")
+    assert both.take(range(4)) == table
+
+
+def test_equality_compares_contents_not_identity():
+    assert TurnTable.of(TURNS) == TurnTable.of(list(TURNS))
+    assert TurnTable.of(TURNS) != TurnTable.of(TURNS[:3])
+    assert TurnTable.of([turn(1, "long text")]) != TurnTable.of([turn(1, "long text", ("long", "text"))])
+    assert TurnTable() == TurnTable.of([]) and not TurnTable()
+
+
+def test_order_keys_put_undated_turns_last():
+    keys = TurnTable.of(TURNS).order_keys()
+    assert keys == [time_order(t.timestamp, t.action_id) for t in TURNS]
+    assert sorted(range(4), key=keys.__getitem__) == [0, 1, 3, 2]
