@@ -297,7 +297,7 @@ def turn_of(item: OwnedAction, malformed: Counter) -> Turn | None:
         return None
     timestamp, speaker, action_type, text = fields
     return Turn(
-        item.vertex.id,
+        item.vertex_id,
         item.action_id,
         item.session_id,
         timestamp,
@@ -336,7 +336,7 @@ def read_turns(
         props = item.vertex.properties
         fields = _turn_fields(props, malformed)
         if fields is not None:
-            rows.append((item.vertex.id, item.action_id, item.session_id, *fields, props))
+            rows.append((item.vertex_id, item.action_id, item.session_id, *fields, props))
     rows.sort(key=lambda row: time_order(row[3], row[1]))
     collector = VectorCollector("message", model, dim, malformed)
     with_vectors = 0

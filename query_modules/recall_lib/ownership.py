@@ -76,11 +76,12 @@ class GraphIndex:
         return cls({k: tuple(v) for k, v in users.items()}, {k: tuple(v) for k, v in holders.items()})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OwnedAction:
     vertex: Any
     action_id: str
     session_id: str | None
+    vertex_id: int  # `vertex.id`, read once (the id getter is an API call)
 
 
 @dataclass(frozen=True)
@@ -122,15 +123,14 @@ def _only_parents(vertex: Any, rel_type: str, allowed: Container[int]) -> bool:
     return True
 
 
-def _children(vertex: Any, rel_type: str) -> list[Any]:
-    """The distinct targets of `vertex`'s `rel_type` edges, in edge order."""
-    found = [edge.to_vertex for edge in vertex.out_edges if edge.type.name == rel_type]
-    if len(found) < 2:  # the common case (an action's one chunk): no dedup needed
-        return found
-    seen: dict[int, Any] = {}
-    for target in found:
-        seen.setdefault(target.id, target)
-    return list(seen.values())
+def _children(vertex: Any, rel_type: str) -> dict[int, Any]:
+    """The distinct targets of `vertex`'s `rel_type` edges by vertex id, in edge order."""
+    found: dict[int, Any] = {}
+    for edge in vertex.out_edges:
+        if edge.type.name == rel_type:
+            target = edge.to_vertex
+            found.setdefault(target.id, target)
+    return found
 
 
 def owned_session(vertex: Any, user_id: int) -> bool:
@@ -144,34 +144,35 @@ def agent_action_session(action: Any, agent_session: str | None) -> str | None:
 
 
 def expand_sessions(
-    sessions: Iterable[Any],
+    sessions: Mapping[int, Any],
     session_ids: Container[int],
     holders: dict[int, str | None],
     candidates: dict[int, tuple[Any, str | None]],
     skipped: Counter,
     abort: Callable[[], None] = _no_abort,
 ) -> None:
-    """Add the user's `sessions` and their Agents to `holders` (vertex id -> session id), and the
-    Actions under them to `candidates` (vertex id -> (Action, session id)), first session first.
+    """Add the user's `sessions` (vertex id -> Session) and their Agents to `holders` (vertex id ->
+    session id), and the Actions under them to `candidates` (vertex id -> (Action, session id)), first
+    session first.
 
     An Agent counts only when every Session linking to it is in `session_ids`; each Agent is expanded
     once (an SDK Agent shared by thousands of sessions would otherwise be walked once per session).
     """
-    for session in sessions:
+    for session_id, session in sessions.items():
         abort()
         sid = id_text(session.properties.get("session_id"))
-        holders[session.id] = sid
-        for action in _children(session, "HAS_ACTION"):
-            candidates.setdefault(action.id, (action, sid))
-        for agent in _children(session, "HAS_AGENT"):
-            if agent.id in holders:
+        holders[session_id] = sid
+        for action_id, action in _children(session, "HAS_ACTION").items():
+            candidates.setdefault(action_id, (action, sid))
+        for agent_id, agent in _children(session, "HAS_AGENT").items():
+            if agent_id in holders:
                 continue
             if not _has_label(agent, "Agent") or not _only_parents(agent, "HAS_AGENT", session_ids):
                 skipped["agent_shared_with_another_user"] += 1
                 continue
-            holders[agent.id] = sid
-            for action in _children(agent, "HAS_ACTION"):
-                candidates.setdefault(action.id, (action, agent_action_session(action, sid)))
+            holders[agent_id] = sid
+            for action_id, action in _children(agent, "HAS_ACTION").items():
+                candidates.setdefault(action_id, (action, agent_action_session(action, sid)))
 
 
 def admit_actions(
@@ -192,7 +193,7 @@ def admit_actions(
     its index: they are then checked against the holders the index does know.
     """
     structural: dict[int, tuple[Any, str, str | None]] = {}
-    for count, (action, sid) in enumerate(candidates.values()):
+    for count, (vertex_id, (action, sid)) in enumerate(candidates.items()):
         if count % _ABORT_EVERY == 0:
             abort()
         if not _has_label(action, "Action") or not _only_parents(action, "HAS_ACTION", holders):
@@ -202,12 +203,12 @@ def admit_actions(
         if action_id is None:
             skipped["action_without_id"] += 1
             continue
-        structural[action.id] = (action, action_id, sid)
+        structural[vertex_id] = (action, action_id, sid)
     admitted = []
     for vertex_id, (action, action_id, sid) in structural.items():
         known = index.action_holders.get(action_id, ())
         if known == (vertex_id,):  # the common case: the index knows this one holder, and only it
-            admitted.append(OwnedAction(action, action_id, sid))
+            admitted.append(OwnedAction(action, action_id, sid, vertex_id))
             continue
         if vertex_id not in known and not unindexed_ok:
             skipped["action_not_in_index"] += 1
@@ -215,14 +216,14 @@ def admit_actions(
         if any(h not in structural and h not in also_owned for h in known):
             skipped["action_id_held_by_another_user"] += 1
             continue
-        admitted.append(OwnedAction(action, action_id, sid))
+        admitted.append(OwnedAction(action, action_id, sid, vertex_id))
     return admitted
 
 
 def owned_memories(user: Any, skipped: Counter | None = None) -> list[Any]:
     """The user's Memory vertices: this User their only HAS_MEMORY parent."""
     memories = []
-    for memory in _children(user, "HAS_MEMORY"):
+    for memory in _children(user, "HAS_MEMORY").values():
         if _has_label(memory, "Memory") and _only_parents(memory, "HAS_MEMORY", {user.id}):
             memories.append(memory)
         elif skipped is not None:
@@ -231,14 +232,15 @@ def owned_memories(user: Any, skipped: Counter | None = None) -> list[Any]:
 
 
 def owned_ontologies(user: Any) -> list[Any]:
-    return [o for o in _children(user, "ADOPTED") if _has_label(o, "OntologyVersion")]
+    return [o for o in _children(user, "ADOPTED").values() if _has_label(o, "OntologyVersion")]
 
 
 def collect_owned(user: Any, index: GraphIndex, abort: Callable[[], None] = _no_abort) -> OwnedGraph:
     """Everything `user` (a User vertex) owns, by the rules in the module docstring."""
     owned = OwnedGraph(user)
-    sessions = [s for s in _children(user, "HAD_SESSION") if owned_session(s, user.id)]
-    owned.sessions = {s.id for s in sessions}
+    user_id = user.id
+    sessions = {i: s for i, s in _children(user, "HAD_SESSION").items() if owned_session(s, user_id)}
+    owned.sessions = set(sessions)
     candidates: dict[int, tuple[Any, str | None]] = {}
     expand_sessions(sessions, owned.sessions, owned.holders, candidates, owned.skipped, abort)
     owned.actions = admit_actions(candidates, owned.holders, index, owned.skipped, abort)
@@ -261,8 +263,8 @@ def _collect_entities(owned: OwnedGraph, abort: Callable[[], None]) -> None:
     entities: dict[int, Any] = {}
     chunks: dict[int, Any] = {}
     for item in owned.actions:
-        for chunk in _children(item.vertex, "HAS_CHUNK"):
-            chunks.setdefault(chunk.id, chunk)
+        for chunk_id, chunk in _children(item.vertex, "HAS_CHUNK").items():
+            chunks.setdefault(chunk_id, chunk)
     for count, chunk in enumerate(chunks.values()):
         if count % _ABORT_EVERY == 0:
             abort()

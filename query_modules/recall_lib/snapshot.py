@@ -67,7 +67,7 @@ class Snapshot:
 
 
 def _owned_map(actions: Sequence[OwnedAction]) -> dict[int, tuple[str, str | None]]:
-    return {item.vertex.id: (item.action_id, item.session_id) for item in actions}
+    return {item.vertex_id: (item.action_id, item.session_id) for item in actions}
 
 
 def _sized(snapshot: Snapshot, item_bytes: int) -> Snapshot:
@@ -104,7 +104,7 @@ def _snapshot(
         raise RuntimeError("a session or agent vanished while the user was read")
     actions: dict[str, int] = {}
     for item in owned.actions:
-        actions.setdefault(item.action_id, item.vertex.id)
+        actions.setdefault(item.action_id, item.vertex_id)
     snapshot = Snapshot(
         memory,
         structure,
@@ -155,7 +155,7 @@ def renew_snapshot(
     keep = np.zeros(len(held), dtype=bool)
     unread = []
     for item in owned.actions:
-        i = position.get(item.vertex.id)
+        i = position.get(item.vertex_id)
         if (
             i is not None
             and with_vector[i]
@@ -217,7 +217,7 @@ def renew_facts(
         vertex = lookup(vertex_id)
         if vertex is None:
             return None
-        owned.actions.append(OwnedAction(vertex, action_id, session_id))
+        owned.actions.append(OwnedAction(vertex, action_id, session_id, vertex_id))
     owned.action_ids = frozenset(action_id for action_id, _ in snapshot.owned_actions.values())
     collect_entities_and_facts(owned, abort)
     owned.memories = owned_memories(user, owned.skipped)
@@ -280,7 +280,7 @@ def grow_snapshot(
             elif kind == "HAS_AGENT" and holder in sessions:
                 to_expand.setdefault(holder, edge.from_vertex)
     skipped: Counter = Counter()
-    expand_sessions(list(to_expand.values()), sessions, holders, candidates, skipped, abort)
+    expand_sessions(to_expand, sessions, holders, candidates, skipped, abort)
     fresh = {key: value for key, value in candidates.items() if key not in snapshot.owned_actions}
     admitted = admit_actions(
         fresh, holders, index, skipped, abort, also_owned=snapshot.owned_actions, unindexed_ok=True
@@ -312,7 +312,7 @@ def grow_snapshot(
     )
     actions = dict(snapshot.actions)
     for item in admitted:
-        actions.setdefault(item.action_id, item.vertex.id)
+        actions.setdefault(item.action_id, item.vertex_id)
     grown = replace(
         snapshot,
         memory=memory,

@@ -127,7 +127,7 @@ class Verifier:
             sessions = self.action(turn.vertex_id, turn.action_id)
             if sessions is None or turn.session_id not in sessions:
                 return False
-            live = OwnedAction(self.lookup(turn.vertex_id), turn.action_id, turn.session_id)
+            live = OwnedAction(self.lookup(turn.vertex_id), turn.action_id, turn.session_id, turn.vertex_id)
             return turn_of(live, unread) == turn
         if kind == "memory":
             note = self.memory.memories[index]
