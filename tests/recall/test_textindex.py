@@ -3,11 +3,13 @@
 import math
 import time
 from collections import Counter
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from recall_lib import textindex
 from recall_lib.textindex import (
     COMMON_TERM_MIN_DOCS,
     BM25Index,
@@ -83,6 +85,14 @@ def test_bulk_build_tokenises_each_document_like_tokenize(docs):
     assert index.doc_lengths.tolist() == [len(tokenize(doc)) for doc in docs]
     for term in {token for doc in docs for token in tokenize(doc)}:
         assert index.doc_freq(term) == sum(term in tokenize(doc) for doc in docs)
+
+
+@given(_DOCS, st.integers(1, 4))
+def test_bulk_build_gives_the_same_index_in_chunks_of_documents(docs, chunk):
+    with mock.patch.object(textindex, "_CHUNK_DOCS", chunk):
+        index = BM25Index.build(docs)
+    assert _postings(index) == [Counter(tokenize(doc)) for doc in docs]
+    assert index.doc_lengths.tolist() == [len(tokenize(doc)) for doc in docs]
 
 
 def _reference_scores(
