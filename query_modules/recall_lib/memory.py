@@ -340,8 +340,10 @@ def read_turns(
     rows.sort(key=lambda row: time_order(row[3], row[1]))
     collector = VectorCollector("message", model, dim, malformed)
     with_vectors = 0
-    texts = [row[6] for row in rows]
-    split = {i: passages for i, passages in enumerate(map(passages_of, texts)) if len(passages) > 1}
+    split = {}  # TurnTable keeps passages only where they are not the text itself
+    for i, row in enumerate(rows):
+        if len(row[6]) > PASSAGE_CHARS and (passages := passages_of(row[6])) != (row[6],):
+            split[i] = passages
     for position, row in enumerate(rows):
         if position % 512 == 0:
             abort()

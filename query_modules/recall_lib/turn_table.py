@@ -63,7 +63,7 @@ class TurnTable(Sequence[Turn]):
         self.speakers = speakers
         self.action_types = action_types
         self.texts = texts
-        self.split = split or {}  # position -> passages, only for texts longer than one passage
+        self.split = split or {}  # position -> passages, only where they are not (text,)
 
     @classmethod
     def of(cls, turns: Iterable[Turn]) -> "TurnTable":
@@ -89,7 +89,7 @@ class TurnTable(Sequence[Turn]):
                     strict=True,
                 )
             ),
-            split={i: t.passages for i, t in enumerate(turns) if len(t.passages) > 1},
+            split={i: t.passages for i, t in enumerate(turns) if t.passages != (t.text,)},
         )
 
     def __len__(self) -> int:
