@@ -9,6 +9,8 @@ among other users holding as many again; build time not counted), loads it into 
 - warm: repeated calls with different questions, with the question text (embedding included) and with
   a precomputed `query_vector` (embedding excluded); the question embedding time on its own,
 - refresh: the first call after one new session was written to the store,
+- forget: the first call after one of the user's sessions (and its messages) was deleted: the
+  cache walks ownership again but keeps the turns it holds (no vectors or texts re-read),
 - concurrency: 4 threads calling at once on a warm cache,
 - the limit: numpy brute-force cosine top-k over the same user's vectors (passages, entities, facts,
   notes) plus BM25 over the same messages (prebuilt index), the floor any exact recall pays per question,
@@ -49,6 +51,7 @@ TARGETS_AT = 100_000
 TARGETS = {"warm_median_ms": 150.0, "cold_ms": 3000.0, "refresh_ms": 300.0, "limit_ratio": 3.0}
 COLD_SAMPLES = 5
 REFRESH_SAMPLES = 5
+FORGET_SAMPLES = 3
 THREADS = 4
 TOP_K = 8  # the turns lane's default width
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -92,6 +95,25 @@ class Limit:
         top = np.argpartition(-scores, TOP_K)[:TOP_K]
         top[np.argsort(-scores[top])]
         self.index.search(self.query_terms(question, self.index), TOP_K)
+
+
+def cpu_timed(call: Callable[[], object]) -> tuple[float, float]:
+    """(wall, CPU) seconds of `call` on this thread: CPU time shows what a noisy machine adds to wall time."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    call()
+    return time.perf_counter() - wall, time.thread_time() - cpu
+
+
+def delete_session(runtime, data, number: int) -> None:
+    """Delete the target user's `number`-th session and its messages (a user asking to forget it)."""
+    store = runtime.store
+    user = store.get_vertex(store.find_vertices("User", "user_id", data.user_id)[0])
+    session = [e.end for e in user.out_edges if e.type == "HAD_SESSION" and not e.deleted][number]
+    with store.transaction():
+        for edge in list(session.out_edges):
+            if edge.type == "HAS_ACTION" and not edge.deleted:
+                store.remove_vertex(edge.end, detach=True)
+        store.remove_vertex(session, detach=True)
 
 
 def write_session(runtime, data, number: int) -> None:
@@ -150,11 +172,13 @@ def measure(size: int, seed: int, n_questions: int) -> dict:
     vectors = {q: encoder.encode([q], normalize_embeddings=True)[0] for q in warm_q}
 
     runtime.call("recall.render", data.other_user_ids[0], "model warm-up", today, config)  # loads the model
-    cold_s = [timed(lambda: render(cold_q[0]))]
+    cold_s, cold_cpu_s = [timed(lambda: render(cold_q[0]))], []
     if has_invalidate:
         for question in cold_q[1:]:
             runtime.call("recall.invalidate", data.user_id)
-            cold_s.append(timed(lambda q=question: render(q)))
+            wall, cpu = cpu_timed(lambda q=question: render(q))
+            cold_s.append(wall)
+            cold_cpu_s.append(cpu)
     render(warm_q[0])  # settle after the cold calls
     warm_s = [timed(lambda q=q: render(q)) for q in warm_q]
     vector_s = [timed(lambda q=q: render(q, {"query_vector": vectors[q].tolist()})) for q in warm_q]
@@ -181,6 +205,11 @@ def measure(size: int, seed: int, n_questions: int) -> dict:
         write_session(runtime, data, number)
         refresh_s.append(timed(lambda q=question: render(q)))
 
+    forget_s = []
+    for number in range(FORGET_SAMPLES):
+        delete_session(runtime, data, number)
+        forget_s.append(timed(lambda: render(refresh_q[0])))
+
     warm_median = statistics.median(warm_s)
     return {
         "warm_median_ms": ms(warm_median), "warm_p95_ms": ms(percentile(warm_s, 0.95)),
@@ -192,6 +221,8 @@ def measure(size: int, seed: int, n_questions: int) -> dict:
             "warm_vector_p95_ms": ms(percentile(vector_s, 0.95)),
             "limit_ratio": round(statistics.median(vector_s) / statistics.median(limit_s), 2),
             "cold_samples_ms": [ms(s) for s in cold_s], "cold_via_invalidate": has_invalidate,
+            "cold_cpu_ms": ms(statistics.median(cold_cpu_s)) if cold_cpu_s else None,
+            "forget_ms": ms(statistics.median(forget_s)), "forget_samples_ms": [ms(s) for s in forget_s],
             "refresh_samples_ms": [ms(s) for s in refresh_s],
             "concurrent4_median_ms": ms(statistics.median(latencies)), "concurrent4_calls": len(latencies),
             "questions": len(warm_q), "rss_after_load_mb": rss_loaded, "build_and_load_s": round(build_s, 1),
@@ -257,11 +288,13 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict]) -> None:
     rows = []
     for size in sizes:
         r, d = results[size], results[size]["details"]
-        rows.append([f"{int(size):,}", r["cold_ms"], r["warm_median_ms"], r["warm_p95_ms"],
+        rows.append([f"{int(size):,}", r["cold_ms"], d.get("cold_cpu_ms"), d.get("forget_ms"),
+                     r["warm_median_ms"], r["warm_p95_ms"],
                      d["warm_vector_median_ms"], r["question_embed_ms"], r["limit_ms"],
                      f"{d['limit_ratio']}x", r["refresh_ms"], d["concurrent4_median_ms"],
                      r["concurrent4_p95_ms"], d["rss_after_load_mb"], r["peak_rss_mb"]])
-    headers = ["messages", "cold", "warm median", "warm p95", "warm median, vector given",
+    headers = ["messages", "cold", "cold, CPU", "after a session is deleted", "warm median", "warm p95",
+               "warm median, vector given",
                "question embedding", "limit", "warm/limit", "refresh", "4 callers median", "4 callers p95",
                "RSS after load (MB)", "peak RSS (MB)"]
     first = results[sizes[0]]["details"]
@@ -277,8 +310,11 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict]) -> None:
              "- Cold: first call after the user's data changed, model loaded ("
              + ("median of calls right after `recall.invalidate`" if first["cold_via_invalidate"]
                 else "the first call; the module has no `recall.invalidate`, so every call reads the graph")
-             + "). Refresh: first call after one new session (30 turns) was written, median of "
-             f"{REFRESH_SAMPLES}.",
+             + "; `cold, CPU`: the calling thread's CPU time in those calls, which a busy shared machine "
+             "does not inflate as much as wall time). After a session is deleted: first call after one "
+             f"of the user's sessions and its messages were deleted, median of {FORGET_SAMPLES} (ownership "
+             "walked again, turns kept). Refresh: first call after one new session (30 turns) was written, "
+             f"median of {REFRESH_SAMPLES}.",
              f"- Limit: numpy brute-force cosine top-{TOP_K} over all the user's vectors (message passages, "
              f"entities, facts, notes: {first['limit_vectors']:,} at the smallest size) plus BM25 "
              f"top-{TOP_K} over the user's messages (indexes prebuilt); `warm/limit` uses the vector-given "
