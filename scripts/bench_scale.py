@@ -12,6 +12,9 @@ among other users holding as many again; build time not counted), loads it into 
 - forget: the first call after one of the user's sessions (and its messages) was deleted: the
   cache walks ownership again but keeps the turns it holds (no vectors or texts re-read),
 - concurrency: 4 threads calling at once on a warm cache,
+- the read floor: a minimal procedure that only walks the user's sessions to every message and reads
+  its text, time, type, speaker, id and vectors (packed into one float32 buffer), on the same graph:
+  what any full read through the procedure API pays before ownership checks, facts or indexes,
 - the limit: numpy brute-force cosine top-k over the same user's vectors (passages, entities, facts,
   notes) plus BM25 over the same messages (prebuilt index), the floor any exact recall pays per question,
 - peak RSS of the child (build included) and RSS after loading.
@@ -104,6 +107,51 @@ def cpu_timed(call: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.thread_time() - cpu
 
 
+# A procedure that reads what a full recall build must read for each message and nothing else.
+FLOOR_MODULE = """
+import struct
+
+import mgp
+
+
+@mgp.read_proc
+def read_messages(ctx: mgp.ProcCtx, user_vertex_id: int) -> mgp.Record(messages=int, vector_rows=int):
+    user = ctx.graph.get_vertex_by_id(user_vertex_id)
+    buffer, messages, rows, packers = bytearray(), 0, 0, {}
+    for session_edge in user.out_edges:
+        if session_edge.type.name != "HAD_SESSION":
+            continue
+        for edge in session_edge.to_vertex.out_edges:
+            if edge.type.name != "HAS_ACTION":
+                continue
+            props = edge.to_vertex.properties
+            for name in ("action_id", "action_type", "text", "speaker", "timestamp", "embedding_model"):
+                props.get(name)
+            messages += 1
+            for row in props.get("passage_embeddings") or ():
+                size = len(row)
+                pack = packers.get(size) or packers.setdefault(size, struct.Struct(f"<{size}f").pack)
+                buffer += pack(*row)
+                rows += 1
+    return mgp.Record(messages=messages, vector_rows=rows)
+"""
+
+
+def read_floor(runtime, data, samples: int = 3) -> float:
+    """Median seconds of `FLOOR_MODULE` over the target user, hosted on the same store."""
+    from memgraph_recall.embedded import Runtime
+
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "floor.py").write_text(FLOOR_MODULE)
+        floor = Runtime(folder)
+        if floor.load_errors:
+            raise SystemExit(f"the floor module failed to load: {floor.load_errors}")
+        floor.store = runtime.store
+        user = runtime.store.find_vertices("User", "user_id", data.user_id)[0]
+        times = [timed(lambda: floor.call("floor.read_messages", user)) for _ in range(samples)]
+        return statistics.median(times)
+
+
 def delete_session(runtime, data, number: int) -> None:
     """Delete the target user's `number`-th session and its messages (a user asking to forget it)."""
     store = runtime.store
@@ -183,6 +231,7 @@ def measure(size: int, seed: int, n_questions: int) -> dict:
     warm_s = [timed(lambda q=q: render(q)) for q in warm_q]
     vector_s = [timed(lambda q=q: render(q, {"query_vector": vectors[q].tolist()})) for q in warm_q]
 
+    floor_s = read_floor(runtime, data)
     limit = Limit(np.concatenate([data.user_passages, data.user_item_vectors]), data.user_texts)
     limit_s = [timed(lambda q=q: limit(q, vectors[q])) for q in warm_q]
 
@@ -222,6 +271,7 @@ def measure(size: int, seed: int, n_questions: int) -> dict:
             "limit_ratio": round(statistics.median(vector_s) / statistics.median(limit_s), 2),
             "cold_samples_ms": [ms(s) for s in cold_s], "cold_via_invalidate": has_invalidate,
             "cold_cpu_ms": ms(statistics.median(cold_cpu_s)) if cold_cpu_s else None,
+            "read_floor_ms": ms(floor_s),
             "forget_ms": ms(statistics.median(forget_s)), "forget_samples_ms": [ms(s) for s in forget_s],
             "refresh_samples_ms": [ms(s) for s in refresh_s],
             "concurrent4_median_ms": ms(statistics.median(latencies)), "concurrent4_calls": len(latencies),
@@ -288,12 +338,13 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict]) -> None:
     rows = []
     for size in sizes:
         r, d = results[size], results[size]["details"]
-        rows.append([f"{int(size):,}", r["cold_ms"], d.get("cold_cpu_ms"), d.get("forget_ms"),
-                     r["warm_median_ms"], r["warm_p95_ms"],
+        rows.append([f"{int(size):,}", r["cold_ms"], d.get("cold_cpu_ms"), d.get("read_floor_ms"),
+                     d.get("forget_ms"), r["warm_median_ms"], r["warm_p95_ms"],
                      d["warm_vector_median_ms"], r["question_embed_ms"], r["limit_ms"],
                      f"{d['limit_ratio']}x", r["refresh_ms"], d["concurrent4_median_ms"],
                      r["concurrent4_p95_ms"], d["rss_after_load_mb"], r["peak_rss_mb"]])
-    headers = ["messages", "cold", "cold, CPU", "after a session is deleted", "warm median", "warm p95",
+    headers = ["messages", "cold", "cold, CPU", "read floor", "after a session is deleted", "warm median",
+               "warm p95",
                "warm median, vector given",
                "question embedding", "limit", "warm/limit", "refresh", "4 callers median", "4 callers p95",
                "RSS after load (MB)", "peak RSS (MB)"]
@@ -315,6 +366,10 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict]) -> None:
              f"of the user's sessions and its messages were deleted, median of {FORGET_SAMPLES} (ownership "
              "walked again, turns kept). Refresh: first call after one new session (30 turns) was written, "
              f"median of {REFRESH_SAMPLES}.",
+             "- Read floor: a minimal procedure on the same graph that walks the user's sessions to every "
+             "message and reads its id, type, text, speaker, time, model name and vectors (packed into one "
+             "float32 buffer), nothing else (no ownership checks, facts, parsing or indexes); median of 3. "
+             "What any full read through the procedure API pays; a cold build adds the rest.",
              f"- Limit: numpy brute-force cosine top-{TOP_K} over all the user's vectors (message passages, "
              f"entities, facts, notes: {first['limit_vectors']:,} at the smallest size) plus BM25 "
              f"top-{TOP_K} over the user's messages (indexes prebuilt); `warm/limit` uses the vector-given "
