@@ -147,8 +147,8 @@ class BM25Index:
         term_rows, token_docs, vocabulary = _tokenize_all(docs)
         doc_lengths = np.bincount(token_docs, minlength=len(docs)).astype(np.int32)
         # One key per (term, doc) occurrence: sorted, a run of equal keys is one posting, grouped by term
-        # then doc. A stable (radix) sort and a run scan are ~3x faster here than np.unique(return_counts).
-        occurrences = np.sort(term_rows * n_docs + token_docs, kind="stable")
+        # then doc. A stable sort and a run scan are ~3x faster here than np.unique(return_counts).
+        occurrences = _sorted_keys(term_rows, token_docs, n_docs, len(vocabulary))
         starts = np.flatnonzero(np.diff(occurrences, prepend=-1))
         keys = occurrences[starts]
         term_freqs = np.diff(starts, append=len(occurrences))
@@ -227,6 +227,20 @@ class BM25Index:
 #: stay in the CPU cache and reuse the same memory, where splitting 100k messages at once made 3M
 #: objects live together and ran ~2x slower inside a large process.
 _CHUNK_DOCS = 1024
+
+
+#: Vocabularies up to this size sort their postings by a 16-bit radix sort (see `_sorted_keys`).
+_RADIX_TERMS = 1 << 16
+
+
+def _sorted_keys(term_rows: np.ndarray, token_docs: np.ndarray, n_docs: int, n_terms: int) -> np.ndarray:
+    """`term_rows * n_docs + token_docs`, sorted. Tokens come in document order, so a stable sort by
+    term alone orders by (term, document); numpy sorts 16-bit keys stably by radix, O(n), ~2x faster
+    at 3M tokens than sorting the 64-bit keys."""
+    keys = term_rows * n_docs + token_docs
+    if n_terms > _RADIX_TERMS:
+        return np.sort(keys, kind="stable")
+    return keys[np.argsort(term_rows.astype(np.uint16), kind="stable")]
 
 
 def _tokenize_all(docs: Sequence[str]) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:

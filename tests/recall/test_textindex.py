@@ -95,6 +95,16 @@ def test_bulk_build_gives_the_same_index_in_chunks_of_documents(docs, chunk):
     assert index.doc_lengths.tolist() == [len(tokenize(doc)) for doc in docs]
 
 
+@given(_DOCS)
+def test_large_vocabularies_sort_postings_the_other_way_to_the_same_index(docs):
+    radix = BM25Index.build(docs)
+    with mock.patch.object(textindex, "_RADIX_TERMS", 0):
+        general = BM25Index.build(docs)
+    for name in ("indptr", "doc_ids", "term_freqs", "doc_lengths"):
+        np.testing.assert_array_equal(getattr(radix, name), getattr(general, name))
+    assert radix.vocabulary == general.vocabulary
+
+
 def _reference_scores(
     docs: list[str], terms: list[str], k1: float = 1.5, b: float = 0.75
 ) -> dict[int, float]:
