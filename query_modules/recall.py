@@ -2,8 +2,8 @@
 
 Thin `@mgp` glue over the `recall_lib` helper package: argument checks, the model registry (module
 state, one per process), reading one user's data into a `UserMemory`, and turning results into
-records of plain Python values. Top-level imports are stdlib, mgp, numpy and recall_lib only: a
-failing import here would silently remove every `recall.*` procedure.
+records of plain Python values. Top-level imports are stdlib, mgp and recall_lib only (numpy is
+used inside recall_lib): a failing import here would silently remove every `recall.*` procedure.
 
 Recall reads a user through the per-user cache (`CACHE`, module state like `MODELS`): a snapshot kept
 fresh by a cheap structure check on every call, and every row verified against the live graph before
@@ -14,7 +14,6 @@ from collections import Counter
 from typing import Any
 
 import mgp
-import numpy as np
 from recall_lib.cache import RecallCache, cache_rows
 from recall_lib.config import LANES, RecallConfig, parse_config
 from recall_lib.embedding import Units, all_units, compute_vectors, owned_units, plan_embedding, write_vectors
@@ -27,6 +26,7 @@ from recall_lib.render import render as render_rows
 from recall_lib.rows import merge_rows
 from recall_lib.status import model_rows, status_row, unit_rows
 from recall_lib.timeparse import parse_date_arg
+from recall_lib.vector_rows import unit_query
 from recall_lib.verify import verify_results, without_items
 
 VERSION = "0.1.0"
@@ -86,20 +86,15 @@ def _question(question: Any) -> str:
     return question
 
 
-def _query_vector(question: str, cfg: RecallConfig, model: str, dim: int) -> np.ndarray:
+def _query_vector(question: str, cfg: RecallConfig, model: str, dim: int) -> Any:
     if cfg.query_vector is not None:
         if len(cfg.query_vector) != dim:
             raise ValueError(
                 f"config['query_vector'] must have {dim} numbers (the dimension of {model!r}), "
                 f"got {len(cfg.query_vector)}"
             )
-        vector = np.asarray(cfg.query_vector, dtype=np.float32)
-    else:
-        vector = MODELS.embed_queries([question], model, cfg.query_instruction)[0]
-    norm = float(np.linalg.norm(vector))
-    if norm == 0.0:
-        raise ValueError("config['query_vector'] must not be all zeros")
-    return vector / norm
+        return unit_query(cfg.query_vector)
+    return unit_query(MODELS.embed_queries([question], model, cfg.query_instruction)[0])
 
 
 def _run_lanes(
@@ -108,7 +103,7 @@ def _run_lanes(
     cfg: RecallConfig,
     model: str,
     state: ModelState,
-    queries: dict[str, np.ndarray],
+    queries: dict[str, Any],
 ) -> LaneResults:
     """The lanes over one memory; `queries` keeps the question vector for a second attempt."""
     vector_off = None
@@ -138,7 +133,7 @@ def _recall(
     state = MODELS.state(model)
     if cfg.query_vector is not None and state.loaded and len(cfg.query_vector) != state.dimension:
         _query_vector(question, cfg, model, state.dimension)  # raises the dimension error
-    queries: dict[str, np.ndarray] = {}
+    queries: dict[str, Any] = {}
     if vertex is None:
         memory = UserMemory.empty(-1, user if isinstance(user, str) else None, model, state.dimension)
         return memory, _run_lanes(memory, question, cfg, model, state, queries), model

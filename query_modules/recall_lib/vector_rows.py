@@ -103,6 +103,15 @@ class VectorCollector:
         return VectorSet(matrix, owner, passage), bad
 
 
+def unit_query(vector: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The question vector as float32 of length 1, for cosine against the normalised rows."""
+    vector = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(vector))
+    if norm == 0.0:
+        raise ValueError("config['query_vector'] must not be all zeros")
+    return vector / norm
+
+
 @lru_cache(maxsize=8)
 def _row_struct(dim: int) -> struct.Struct:
     """Packs one row of `dim` Python numbers as float32 in one C loop (~3x faster than numpy's
