@@ -104,8 +104,8 @@ def _write(scope, action, *args):
 
 
 # -- labels, types, properties ------------------------------------------------------------------
-class Label:
-    """Label of a Vertex; equal to another Label or to a str with the same name (not hashable)."""
+class _Name:
+    """A label or edge-type name: equal to the same kind with the same name, or to that str (not hashable)."""
 
     __slots__ = ("_name",)
 
@@ -117,7 +117,7 @@ class Label:
         return self._name
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Label):
+        if isinstance(other, type(self)):
             return self._name == other._name
         if isinstance(other, str):
             return self._name == other
@@ -126,26 +126,16 @@ class Label:
     __hash__ = None  # type: ignore[assignment]
 
 
-class EdgeType:
-    """Type of an Edge; equal to another EdgeType or to a str with the same name."""
+class Label(_Name):
+    """Label of a Vertex."""
 
-    __slots__ = ("_name",)
+    __slots__ = ()
 
-    def __init__(self, name: str) -> None:
-        self._name = name
 
-    @property
-    def name(self) -> str:
-        return self._name
+class EdgeType(_Name):
+    """Type of an Edge."""
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, EdgeType):
-            return self._name == other._name
-        if isinstance(other, str):
-            return self._name == other
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
+    __slots__ = ()
 
 
 Property = namedtuple("Property", ("name", "value"))
