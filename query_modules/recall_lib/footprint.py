@@ -92,11 +92,6 @@ def fixed_bytes(memory: UserMemory) -> int:
     return int(total)
 
 
-def memory_bytes(memory: UserMemory) -> int:
-    """Estimated bytes held by one `UserMemory`."""
-    return items_bytes(memory) + fixed_bytes(memory)
-
-
 def ids_bytes(count: int) -> int:
     """Bytes of `count` integer ids held in tuples or sets (object plus slot)."""
     return count * (_INT_BYTES + _SLOT_BYTES)

@@ -146,17 +146,6 @@ class UserMemory:
         code = {name: i for i, name in enumerate(names)}
         return names, np.fromiter((code[f.type] for f in self.facts), dtype=np.int64, count=len(self.facts))
 
-    @property
-    def nbytes(self) -> int:
-        """Approximate size, for a byte-bounded cache."""
-        strings = sum(len(text) * 2 + 200 for text in self.turns.texts)
-        strings += sum(len(f.text) + 200 for f in self.facts) + sum(len(e.text) + 100 for e in self.entities)
-        strings += sum(len(n.content) * 2 + 200 for n in self.memories)
-        vectors = sum(
-            v.nbytes for v in (self.turn_vectors, self.entity_vectors, self.fact_vectors, self.memory_vectors)
-        )
-        return int(strings + vectors + self.text_index.nbytes + self.memory_text_index.nbytes)
-
     @classmethod
     def empty(cls, user_vertex_id: int, user_id: str | None, model: str, dim: int | None) -> "UserMemory":
         """The memory of a user with nothing recallable (an unknown user is an empty memory)."""
