@@ -104,6 +104,7 @@ def _run_lanes(
     model: str,
     state: ModelState,
     queries: dict[str, Any],
+    today: Any,
 ) -> LaneResults:
     """The lanes over one memory; `queries` keeps the question vector for a second attempt."""
     vector_off = None
@@ -117,12 +118,12 @@ def _run_lanes(
             queries["query"] = _query_vector(question, cfg, model, state.dimension)
         query = queries["query"]
     return run_lanes(
-        memory, question, query, cfg, lambda texts: MODELS.embed_labels(texts, model), vector_off
+        memory, question, query, cfg, lambda texts: MODELS.embed_labels(texts, model), vector_off, today
     )
 
 
 def _recall(
-    ctx: mgp.ProcCtx, user: Any, question: str, cfg: RecallConfig
+    ctx: mgp.ProcCtx, user: Any, question: str, cfg: RecallConfig, today: Any = None
 ) -> tuple[UserMemory, LaneResults, str]:
     """Run the lanes for one user and question over the cached snapshot, every hit verified against
     the live graph: (memory, lane results, model name). A hit that fails drops the snapshot, and the
@@ -136,14 +137,14 @@ def _recall(
     queries: dict[str, Any] = {}
     if vertex is None:
         memory = UserMemory.empty(-1, user if isinstance(user, str) else None, model, state.dimension)
-        return memory, _run_lanes(memory, question, cfg, model, state, queries), model
+        return memory, _run_lanes(memory, question, cfg, model, state, queries, today), model
     key, snapshot = CACHE.snapshot(live, vertex, model, state.dimension)
-    results = _run_lanes(snapshot.memory, question, cfg, model, state, queries)
+    results = _run_lanes(snapshot.memory, question, cfg, model, state, queries, today)
     failing = verify_results(results, snapshot, vertex, live.vertex, CACHE.graph_index(live))
     if failing:
         CACHE.discard(key, snapshot)
         key, snapshot = CACHE.snapshot(live, vertex, model, state.dimension)
-        results = _run_lanes(snapshot.memory, question, cfg, model, state, queries)
+        results = _run_lanes(snapshot.memory, question, cfg, model, state, queries, today)
         failing = verify_results(results, snapshot, vertex, live.vertex, CACHE.graph_index(live))
         if failing:
             results = without_items(results, failing)
@@ -163,7 +164,7 @@ def render(
     question = _question(question)
     cfg = parse_config(config, "render")
     day = parse_date_arg(today, "today")
-    memory, results, model = _recall(ctx, user, question, cfg)
+    memory, results, model = _recall(ctx, user, question, cfg, day)
     rows = merge_rows(memory, results)
     context = RenderContext(
         question=question,

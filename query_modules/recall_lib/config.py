@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from .ranking import RankingWeights
 from .timeparse import parse_bound_arg
 
 #: Every lane, in the order they are run and rendered.
@@ -46,6 +47,13 @@ class RecallConfig:
     user_fact_types: int = 2
     user_facts_k: int = 30
     turn_chars: int = 1500
+    turns_budget: int = 24
+    fusion_k: int = 5
+    fusion_depth: int = 200
+    speaker_boost: float = 1.0
+    session_boost: float = 0.2
+    neighbour_boost: float = 0.35
+    date_boost: float = 1.0
     embedding_model: str | None = None
     query_instruction: str | None = None
     query_vector: tuple[float, ...] | None = None
@@ -58,6 +66,13 @@ class RecallConfig:
     user: str | None = None
     limit: int = 2000
     batch_size: int = 32
+
+    @property
+    def ranking(self) -> RankingWeights:
+        """The fused turn ranking's weights (see `ranking`)."""
+        return RankingWeights(
+            self.fusion_k, self.speaker_boost, self.session_boost, self.neighbour_boost, self.date_boost
+        )
 
     def in_window(self, moment: datetime) -> bool:
         """Whether the aware datetime ``moment`` lies inside ``since``..``until`` (open ends when unset)."""
@@ -77,6 +92,8 @@ def parse_config(config: Mapping, procedure: str) -> RecallConfig:
         check, used_by = _KEYS[key]
         if procedure in used_by and value is not None:
             values[key] = check(key, value)
+    if procedure in _QUERYING and "turns_budget" not in values:
+        values["turns_budget"] = _budget_of_widths(replace(RecallConfig(), **values))
     parsed = replace(RecallConfig(), **values)
     if parsed.since is not None and parsed.until is not None and parsed.since > parsed.until:
         raise ValueError(
@@ -84,6 +101,20 @@ def parse_config(config: Mapping, procedure: str) -> RecallConfig:
             f"got {config['since']!r} and {config['until']!r}"
         )
     return parsed
+
+
+def _budget_of_widths(cfg: RecallConfig) -> int:
+    """The TURN rows when `turns_budget` is not given: the widths of the turn lanes that run.
+
+    So configs written for per-lane widths keep their meaning (`lanes: ["turns"], turns_k: 1` shows one
+    turn), and the defaults (8 + 8 + 8) give the default budget.
+    """
+    lanes = set(cfg.lanes)
+    return (
+        (cfg.text_k if "text" in lanes else 0)
+        + (cfg.turns_k if "turns" in lanes else 0)
+        + (cfg.fact_turns_k if lanes & {"entities", "facts", "user_facts"} else 0)
+    )
 
 
 def _unknown_key_message(key: object) -> str:
@@ -119,10 +150,22 @@ def _positive(key: str, value: object) -> int:
     return value
 
 
-def _batch_size(key: str, value: object) -> int:
-    if not _is_int(value) or not 1 <= value <= MAX_BATCH_SIZE:
-        raise _fail(key, f"an integer from 1 to {MAX_BATCH_SIZE}", value)
-    return value
+def _bounded_int(low: int, high: int) -> Callable[[str, object], int]:
+    def check(key: str, value: object) -> int:
+        if not _is_int(value) or not low <= value <= high:
+            raise _fail(key, f"an integer from {low} to {high}", value)
+        return value
+
+    return check
+
+
+def _bounded_number(low: float, high: float) -> Callable[[str, object], float]:
+    def check(key: str, value: object) -> float:
+        if not _is_number(value) or not math.isfinite(value) or not low <= value <= high:
+            raise _fail(key, f"a number from {low:g} to {high:g}", value)
+        return float(value)
+
+    return check
 
 
 def _name(key: str, value: object) -> str:
@@ -204,6 +247,13 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
             "turn_chars",
         )
     },
+    "turns_budget": (_bounded_int(0, 1000), _QUERYING),
+    "fusion_k": (_bounded_int(1, 1000), _QUERYING),
+    "fusion_depth": (_bounded_int(1, 5000), _QUERYING),
+    "speaker_boost": (_bounded_number(0, 10), _QUERYING),
+    "session_boost": (_bounded_number(0, 2), _QUERYING),
+    "neighbour_boost": (_bounded_number(0, 1), _QUERYING),
+    "date_boost": (_bounded_number(0, 10), _QUERYING),
     "embedding_model": (_name, _ALL),
     "query_instruction": (_string, _QUERYING),
     "query_vector": (_vector, _QUERYING),
@@ -215,5 +265,5 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "exclude_sessions": (_session_ids, _QUERYING),
     "user": (_name, ("embed", "status")),
     "limit": (_positive, ("embed",)),
-    "batch_size": (_batch_size, ("embed",)),
+    "batch_size": (_bounded_int(1, MAX_BATCH_SIZE), ("embed",)),
 }

@@ -5,25 +5,28 @@ over L2-normalised float32 rows (numpy) or BM25 over the user's own messages. Ti
 item's position in the snapshot (turns are in time order), so the same question gives the same rows.
 """
 
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 import numpy as np
 
 from .config import RecallConfig
 from .memory import UserMemory
+from .question_dates import question_windows
+from .ranking import named_participant, rank_turns
 from .textindex import overlap_best, query_terms, tokenize
 from .vector_rows import VectorSet
 
 #: Derived steps: the facts an entity hit brings, the facts of text-lane turns (degraded mode only),
-#: and the source turns of all facts found.
-DERIVED = ("entity_facts", "turn_facts", "fact_turns")
+#: the source turns of all facts found, and the fused ranking of all turn lanes (the TURN rows).
+DERIVED = ("entity_facts", "turn_facts", "fact_turns", "fused")
 KIND = {
     "memories": "memory",
     "turns": "turn",
     "text": "turn",
     "fact_turns": "turn",
+    "fused": "turn",
     "entities": "entity",
     "facts": "fact",
     "user_facts": "fact",
@@ -43,6 +46,8 @@ class Hit:
     index: int
     passage: int | None = None  # the passage that matched (turns and memories)
     via: str | None = None  # how a derived hit was reached, for `explain`
+    found_by: tuple["Hit", ...] = ()  # a fused turn: the turn lanes' hits for it (their own ranks)
+    lifts: tuple[str, ...] = ()  # a fused turn: the signals that lifted it, e.g. "session +0.120"
 
     @property
     def kind(self) -> str:
@@ -70,15 +75,8 @@ class Candidate:
     fact: int | None = None
 
 
-#: A turn lane picks its `k` rows from its own best `CANDIDATES_PER_ROW * k` turns.
-CANDIDATES_PER_ROW = 2
-#: How many of each turn lane's best turns vote in the fusion (reciprocal-rank fusion).
-FUSION_DEPTH = 100
-#: The RRF constant: small, so a turn near the top of one lane outweighs one far down in several.
-RRF_K = 5
-#: The order the turn lanes fill their widths (each with turns no earlier lane took): exact words,
-#: then the facts' source turns, then the turn vectors (the weakest alone on conversational text).
-TURN_LANE_ORDER = ("text", "fact_turns", "turns")
+#: The lanes whose hits are turns; each votes in the fused ranking (`ranking.rank_turns`).
+TURN_LANES = ("text", "fact_turns", "turns")
 
 
 def run_lanes(
@@ -88,89 +86,108 @@ def run_lanes(
     settings: RecallConfig,
     embed_types: Callable[[Sequence[str]], np.ndarray],
     vector_off: str | None,
+    today: date | None = None,
 ) -> LaneResults:
-    """All lanes `settings.lanes` names; vector lanes only when `vector_off` is None and `query` given."""
+    """All lanes `settings.lanes` names; vector lanes only when `vector_off` is None and `query` given.
+
+    The turn lanes each rank up to `fusion_depth` turns; their own hits (for `recall.lanes`) are their
+    first `text_k` / `turns_k` / `fact_turns_k`, and the TURN rows are the `fused` lane: the best
+    `turns_budget` turns of all of them together (see `ranking`).
+    """
+    speaker, name_words = named_participant(question, memory.participants)
     terms = tuple(query_terms(question, memory.text_index))
+    if settings.speaker_boost and name_words and set(terms) - name_words:
+        terms = tuple(t for t in terms if t not in name_words)
     turn_ok = turn_mask(memory, settings)
     fact_ok = fact_mask(memory, settings)
     vectors_on = vector_off is None and query is not None
     wanted = set(settings.lanes)
+    depth = settings.fusion_depth
     hits: dict[str, tuple[Hit, ...]] = {}
     candidates: dict[str, list[Candidate]] = {}
     if "memories" in wanted:
         hits["memories"] = memories_lane(memory, query if vectors_on else None, terms, settings)
-    if "text" in wanted:
-        candidates["text"] = text_candidates(memory, terms, turn_ok, settings.text_k)
+    if "text" in wanted and settings.text_k:
+        candidates["text"] = text_candidates(memory, terms, turn_ok, depth)
+    fact_pool: list[Hit] = []
     if vectors_on:
-        if "turns" in wanted:
-            candidates["turns"] = turn_candidates(
-                memory, query, turn_ok, settings.turns_k, settings.min_score
-            )
+        if "turns" in wanted and settings.turns_k:
+            candidates["turns"] = turn_candidates(memory, query, turn_ok, depth, settings.min_score)
         if "entities" in wanted:
-            hits["entities"] = _vector_hits(
-                "entities", memory.entity_vectors, query, None, settings.entities_k, settings.min_score
-            )
+            hits["entities"] = entities_lane(memory, query, settings)
             hits["entity_facts"] = entity_facts(memory, hits["entities"], fact_ok, settings.edges_per_entity)
         if "facts" in wanted:
-            hits["facts"] = _vector_hits(
-                "facts", memory.fact_vectors, query, fact_ok, settings.facts_k, settings.min_score
-            )
+            fact_pool = list(facts_lane(memory, query, fact_ok, max(settings.facts_k, depth), settings))
+            hits["facts"] = tuple(fact_pool[: settings.facts_k])
         if "user_facts" in wanted:
             hits["user_facts"] = user_facts_lane(memory, query, fact_ok, settings, embed_types)
     elif "text" in wanted:
-        text_hits = [Hit("text", rank, c.score, c.turn) for rank, c in enumerate(candidates["text"], 1)]
+        text_hits = [
+            Hit("text", rank, c.score, c.turn) for rank, c in enumerate(candidates.get("text", []), 1)
+        ]
         hits["turn_facts"] = turn_facts(memory, text_hits[: settings.text_k], fact_ok, settings.facts_k)
     fact_hits = [
-        h for lane in ("entity_facts", "facts", "user_facts", "turn_facts") for h in hits.get(lane, ())
+        *fact_pool,
+        *(h for lane in ("entity_facts", "user_facts", "turn_facts") for h in hits.get(lane, ())),
     ]
-    if fact_hits:
-        candidates["fact_turns"] = fact_turn_candidates(memory, fact_hits, turn_ok)
+    if fact_hits and settings.fact_turns_k:
+        candidates["fact_turns"] = fact_turn_candidates(memory, fact_hits, turn_ok)[:depth]
     widths = {"text": settings.text_k, "fact_turns": settings.fact_turns_k, "turns": settings.turns_k}
-    hits.update(choose_turns(memory, candidates, widths, terms))
+    for lane in TURN_LANES:
+        if lane in candidates:
+            hits[lane] = tuple(
+                _turn_hit(memory, lane, rank, c, terms)
+                for rank, c in enumerate(candidates[lane][: widths[lane]], 1)
+            )
+    hits["fused"] = fused_turns(memory, candidates, turn_ok, settings, speaker, question, today, terms)
     return LaneResults(hits, vector_off, terms)
 
 
 # -- turn rows -------------------------------------------------------------------------------------
-def choose_turns(
+def fused_turns(
     memory: UserMemory,
     candidates: dict[str, list[Candidate]],
-    widths: dict[str, int],
+    turn_ok: np.ndarray,
+    settings: RecallConfig,
+    speaker: str | None,
+    question: str,
+    today: date | None,
     terms: Sequence[str],
-) -> dict[str, tuple[Hit, ...]]:
-    """Each turn lane's hits: `k` turns no earlier lane took, from the lane's own best
-    `CANDIDATES_PER_ROW * k`, those the lanes together rank highest first.
+) -> tuple[Hit, ...]:
+    """The `fused` lane: the TURN rows, the best `turns_budget` turns of all turn lanes and signals.
 
-    Why: the lanes often find the same turn (by its words, its vector and through a fact), so each
-    lane's top `k` taken apart shows fewer distinct turns than the widths allow; and a turn that
-    several lanes rank fairly high is more often the one asked about than one lane's `k`-th best.
-    Together is reciprocal-rank fusion over each lane's best `FUSION_DEPTH` turns. A turn an earlier
-    lane took is still listed for this lane (so `explain` and `recall.lanes` show the agreement) but
-    does not count toward its width.
+    Each hit's `via` says what put it there (lane ranks and lifts, for `explain`); its passage is the one
+    a lane found it at (the vector lane's passage first, then the fact's sentence, then the words).
     """
-    fused: dict[int, float] = defaultdict(float)
-    for found in candidates.values():
-        for rank, candidate in enumerate(found[:FUSION_DEPTH], 1):
-            fused[candidate.turn] += 1.0 / (RRF_K + rank)
-    taken: set[int] = set()
-    chosen: dict[str, tuple[Hit, ...]] = {}
-    for lane in TURN_LANE_ORDER:
-        if lane not in candidates:
-            continue
-        k = widths[lane]
-        pool = sorted(
-            enumerate(candidates[lane][: CANDIDATES_PER_ROW * k]), key=lambda pc: (-fused[pc[1].turn], pc[0])
+    windows = question_windows(question, today) if settings.date_boost else ()
+    votes = {
+        lane: [c.turn for c in found if lane != "turns" or c.score > 0]  # cosine <= 0: not found at all
+        for lane, found in candidates.items()
+    }
+    ranked = rank_turns(
+        votes,
+        memory.turn_facts,
+        turn_ok,
+        settings.ranking,
+        settings.turns_budget,
+        speaker if settings.speaker_boost else None,
+        windows,
+    )
+    hits = []
+    for item in ranked:
+        found_by = tuple(
+            _turn_hit(memory, lane, rank, candidates[lane][rank - 1], terms) for lane, rank in item.lanes
         )
-        hits: list[Hit] = []
-        added = 0
-        for _, candidate in pool:
-            if added >= k:
-                break
-            if candidate.turn not in taken:
-                taken.add(candidate.turn)
-                added += 1
-            hits.append(_turn_hit(memory, lane, len(hits) + 1, candidate, terms))
-        chosen[lane] = tuple(hits)
-    return chosen
+        by_lane = {hit.lane: hit for hit in found_by}
+        best = next((by_lane[lane] for lane in PASSAGE_LANES if lane in by_lane), None)
+        passage = best.passage if best else overlap_best(memory.turns[item.turn].passages, terms)
+        lifts = tuple(str(lift) for lift in item.lifts)
+        hits.append(Hit("fused", item.rank, item.score, item.turn, passage, found_by=found_by, lifts=lifts))
+    return tuple(hits)
+
+
+#: Whose passage a fused turn shows when several lanes found it: the vector's, the fact's, the words'.
+PASSAGE_LANES = ("turns", "fact_turns", "text")
 
 
 def _turn_hit(memory: UserMemory, lane: str, rank: int, candidate: Candidate, terms: Sequence[str]) -> Hit:
@@ -188,11 +205,6 @@ def _turn_hit(memory: UserMemory, lane: str, rank: int, candidate: Candidate, te
         )
     passage = candidate.passage if candidate.passage is not None else overlap_best(passages, terms)
     return Hit(lane, rank, candidate.score, candidate.turn, passage)
-
-
-def _depth(k: int) -> int:
-    """How many of a turn lane's best turns to rank: its candidates, and at least the fusion's depth."""
-    return max(CANDIDATES_PER_ROW * k, FUSION_DEPTH)
 
 
 # -- filters -------------------------------------------------------------------------------------
@@ -253,21 +265,6 @@ def top_items(
     return found
 
 
-def _vector_hits(
-    lane: str,
-    vectors: VectorSet,
-    query: np.ndarray,
-    allowed: np.ndarray | None,
-    k: int,
-    min_score: float | None,
-) -> tuple[Hit, ...]:
-    with_passage = lane in ("turns", "memories")
-    return tuple(
-        Hit(lane, rank, score, item, passage if with_passage else None)
-        for rank, (item, score, passage) in enumerate(top_items(vectors, query, allowed, k, min_score), 1)
-    )
-
-
 # -- lanes -----------------------------------------------------------------------------------------
 def memories_lane(
     memory: UserMemory, query: np.ndarray | None, terms: Sequence[str], settings: RecallConfig
@@ -292,21 +289,35 @@ def memories_lane(
 
 
 def turn_candidates(
-    memory: UserMemory, query: np.ndarray, turn_ok: np.ndarray, k: int, min_score: float | None
+    memory: UserMemory, query: np.ndarray, turn_ok: np.ndarray, depth: int, min_score: float | None
 ) -> list[Candidate]:
-    """The user's message passages nearest the question (exact cosine), best turn first."""
-    if k <= 0:
-        return []
-    found = top_items(memory.turn_vectors, query, turn_ok, _depth(k), min_score)
+    """The `turns` lane: the user's message passages nearest the question (exact cosine), best turn first."""
+    found = top_items(memory.turn_vectors, query, turn_ok, depth, min_score)
     return [Candidate(item, score, passage) for item, score, passage in found]
 
 
-def text_candidates(memory: UserMemory, terms: Sequence[str], turn_ok: np.ndarray, k: int) -> list[Candidate]:
-    """BM25 over the user's own messages: finds exact words (names, numbers) vectors blur."""
-    if k <= 0 or not terms or not turn_ok.any():
+def text_candidates(
+    memory: UserMemory, terms: Sequence[str], turn_ok: np.ndarray, depth: int
+) -> list[Candidate]:
+    """The `text` lane: BM25 over the user's own messages; finds exact words (names, numbers) vectors blur."""
+    if depth <= 0 or not terms or not turn_ok.any():
         return []
-    idx, scores = memory.text_index.search(list(terms), _depth(k), allowed=turn_ok)
+    idx, scores = memory.text_index.search(list(terms), depth, allowed=turn_ok)
     return [Candidate(int(i), float(score)) for i, score in zip(idx, scores, strict=True)]
+
+
+def entities_lane(memory: UserMemory, query: np.ndarray, settings: RecallConfig) -> tuple[Hit, ...]:
+    """Entities nearest the question: a person, place or thing asked about leads to its facts."""
+    found = top_items(memory.entity_vectors, query, None, settings.entities_k, settings.min_score)
+    return tuple(Hit("entities", rank, score, item) for rank, (item, score, _) in enumerate(found, 1))
+
+
+def facts_lane(
+    memory: UserMemory, query: np.ndarray, fact_ok: np.ndarray, k: int, settings: RecallConfig
+) -> tuple[Hit, ...]:
+    """The `k` facts nearest the question: an extracted sentence states plainly what a turn implies."""
+    found = top_items(memory.fact_vectors, query, fact_ok, k, settings.min_score)
+    return tuple(Hit("facts", rank, score, item) for rank, (item, score, _) in enumerate(found, 1))
 
 
 def entity_facts(
@@ -393,12 +404,16 @@ def fact_turn_candidates(
 
     Facts found by similarity (the facts and user_facts lanes) are ranked together by it, so a turn
     whose fact is nearest the question comes first whichever lane found it; facts reached by entity or
-    by turn (scored by confidence) follow in their lanes' order.
+    by turn (scored by confidence) follow in their lanes' order. A fact the facts lane ranked although
+    it is no nearer the question than orthogonal (cosine <= 0) was not found: its turn is no candidate
+    (user_facts keeps every fact of the types it chose: the type is what it matched).
     """
     found: list[Candidate] = []
     seen: set[int] = set()
     for hit in sorted(fact_hits, key=_fact_hit_order):
         turn = memory.fact_turn(memory.facts[hit.index])
+        if hit.lane == "facts" and hit.score <= 0:
+            continue
         if turn is None or turn in seen or not turn_ok[turn]:
             continue
         seen.add(turn)
@@ -406,8 +421,12 @@ def fact_turn_candidates(
     return found
 
 
+#: The fact lanes that score by similarity to the question (the others by stored confidence).
+SIMILARITY_FACT_LANES = ("facts", "user_facts")
+
+
 def _fact_hit_order(hit: Hit) -> tuple:
-    if hit.lane in ("facts", "user_facts"):
+    if hit.lane in SIMILARITY_FACT_LANES:
         return (0, -hit.score, hit.rank, DERIVED_ORDER[hit.lane])
     return (1, DERIVED_ORDER.get(hit.lane, 9), hit.rank)
 

@@ -18,7 +18,8 @@ import numpy as np
 
 from .ownership import GraphIndex, OwnedAction, OwnedFact, OwnedGraph, collect_owned, id_text
 from .passages import PASSAGE_CHARS, split_passages
-from .textindex import BM25Index
+from .ranking import TurnFacts, neighbour_links
+from .textindex import BM25Index, tokenize
 from .timeparse import to_utc
 from .turn_table import Turn, TurnTable, time_order
 from .vector_rows import VectorCollector, VectorSet
@@ -128,6 +129,18 @@ class UserMemory:
     def turn_filter(self) -> "FilterArrays":
         """Per turn: UTC epoch seconds (NaN when unknown) and session code, for vectorised filters."""
         return FilterArrays.of(self.turns.timestamps, self.turns.session_ids)
+
+    @cached_property
+    def turn_facts(self) -> TurnFacts:
+        """What the ranking's signals read per turn: session, time, neighbours in the session, speaker."""
+        filters = self.turn_filter
+        previous, following = neighbour_links(filters.session)
+        return TurnFacts(filters.session, filters.epoch, previous, following, self.turns.speakers)
+
+    @cached_property
+    def participants(self) -> dict[str, tuple[str, ...]]:
+        """Each distinct speaker of this user's turns -> its name's words (to see it named in a question)."""
+        return {name: tuple(tokenize(name)) for name in set(self.turns.speakers)}
 
     @cached_property
     def fact_filter(self) -> "FilterArrays":

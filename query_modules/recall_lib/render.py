@@ -69,8 +69,13 @@ def shown_text(text: str, passages: Sequence[str], matched: Sequence[int], limit
 
 
 def _explain(hits: Sequence[Hit]) -> str:
+    """`{lane #rank score via ...}` per hit; a TURN row's fused hit reads `{#rank score: what lifted it}`."""
     parts = []
     for hit in hits:
+        if hit.lane == "fused":
+            found = ", ".join([*(f"{h.lane} #{h.rank}" for h in hit.found_by), *hit.lifts])
+            parts.append(f"#{hit.rank} {hit.score:.3f}: {found}" if found else f"#{hit.rank} {hit.score:.3f}")
+            continue
         part = f"{hit.lane} #{hit.rank} {hit.score:.2f}"
         parts.append(f"{part} via {hit.via}" if hit.via else part)
     return " {" + ", ".join(parts) + "}"
@@ -169,8 +174,19 @@ def _iso(moment: Any) -> str | None:
     return None if moment is None else moment.isoformat()
 
 
-def _lanes_of(row: Row) -> list[dict[str, Any]]:
-    return [{"lane": h.lane, "rank": h.rank, "score": float(h.score), "via": h.via} for h in row.hits]
+def _lane_entries(hits: Sequence[Hit]) -> list[dict[str, Any]]:
+    return [{"lane": h.lane, "rank": h.rank, "score": float(h.score), "via": h.via} for h in hits]
+
+
+def _explained(item: dict[str, Any], row: Row) -> None:
+    """Add `explain`'s fields to a `recalled` item: the lanes behind the row (a turn: those that found it,
+    and its fused rank, score and lifts)."""
+    fused = next((h for h in row.hits if h.lane == "fused"), None)
+    if fused is None:
+        item["lanes"] = _lane_entries(row.hits)
+        return
+    item["lanes"] = _lane_entries(fused.found_by)
+    item["fused"] = {"rank": fused.rank, "score": float(fused.score), "lifts": list(fused.lifts)}
 
 
 def recalled_map(memory: UserMemory, rows: list[Row], ctx: RenderContext, dropped: int) -> dict[str, Any]:
@@ -212,7 +228,7 @@ def recalled_map(memory: UserMemory, rows: list[Row], ctx: RenderContext, droppe
             }
             notes.append(item)
         if ctx.explain:
-            item["lanes"] = _lanes_of(row)
+            _explained(item, row)
     return {
         "question": ctx.question,
         "turns": turns,

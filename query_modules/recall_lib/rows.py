@@ -1,14 +1,15 @@
 """Merge lane hits into the rows recall shows: one row per item, duplicates removed, display order set.
 
-Memories come first (by rank), then facts in `valid_at` order, then turns in time order. Each row keeps
-every lane hit behind it (for `explain`) and its priority: the best rank any lane gave it, so a budget
-drops the rows no lane ranked high first.
+Memories come first (by rank), then facts in `valid_at` order, then turns in time order. Turns come from
+the `fused` lane only (the turn lanes' own hits feed it and are listed by `recall.lanes`). Each row keeps
+every lane hit behind it (for `explain`) and its priority: the best rank any lane gave it (a turn's
+fused rank), so a budget drops the rows no lane ranked high first.
 """
 
 from dataclasses import dataclass
 from datetime import datetime
 
-from .lanes import Hit, LaneResults
+from .lanes import TURN_LANES, Hit, LaneResults
 from .memory import UserMemory
 from .textindex import overlap_best
 
@@ -31,7 +32,9 @@ class Row:
 def merge_rows(memory: UserMemory, results: LaneResults) -> list[Row]:
     """The rows to show, in display order."""
     grouped: dict[tuple[str, int], list[Hit]] = {}
-    for lane_hits in results.hits.values():
+    for lane, lane_hits in results.hits.items():
+        if lane in TURN_LANES:  # shown through the fused ranking
+            continue
         for hit in lane_hits:
             if hit.kind != "entity":  # entities are shown through their facts
                 grouped.setdefault((hit.kind, hit.index), []).append(hit)

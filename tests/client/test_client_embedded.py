@@ -56,7 +56,7 @@ def test_unknown_user_is_an_empty_memory(sample_client):
 def test_lanes_are_typed_hits_pointing_at_graph_elements(sample_client):
     hits = sample_client.lanes("tom", TRIP, lanes=["turns", "facts"], turns_k=2, facts_k=2)
     assert hits and all(isinstance(h, LaneHit) for h in hits)
-    assert {"turns", "facts"} <= {h.lane for h in hits} <= {"turns", "facts", "fact_turns"}
+    assert {"turns", "facts", "fused"} <= {h.lane for h in hits} <= {"turns", "facts", "fact_turns", "fused"}
     turn = next(h for h in hits if h.lane == "turns")
     assert turn.node is not None and "Action" in turn.node.labels and turn.key.startswith("tom-")
     fact = next(h for h in hits if h.lane == "facts")

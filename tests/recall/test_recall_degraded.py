@@ -32,10 +32,12 @@ def test_user_without_vectors_gets_text_lane_and_the_facts_of_its_turns(rt):
     assert rows_of(text) == [
         'FACT: user -[OWNS @ 2024-05-01]-> passport -- user: "Cara\'s passport expires in October."',
         "TURN [session cara-s1, 2024-05-01T09:00, user]: My passport expires in October, renew it soon.",
+        # The next turn of the session, lifted by its neighbour (the budget has room).
+        "TURN [session cara-s1, 2024-05-02T09:00, user]: The dentist appointment moved to Thursday.",
     ]
     assert recalled["vector_lanes_off"] is True and "no vectors" in recalled["vector_lanes_off_reason"]
     found = by_lane(lanes(rt, "cara", "When does my passport expire?"))
-    assert set(found) == {"text", "turn_facts", "fact_turns"}
+    assert set(found) == {"text", "turn_facts", "fact_turns", "fused"}
     assert found["turn_facts"][0]["relationship"].type == "OWNS"
 
 
@@ -55,6 +57,7 @@ def test_model_that_cannot_load_turns_vector_lanes_off_with_the_reason(rt):
         "memories",
         "turn_facts",
         "fact_turns",
+        "fused",
     }
     # The default model is unaffected, and the broken one stays broken without being retried.
     assert "Vector lanes are off" not in render(rt, "ana", "Lupa", query_vector=axis(2))[0]
@@ -78,7 +81,7 @@ def test_vectors_of_another_model_or_dimension_are_not_used(rt):
     # eve's vectors: one from another model (right dimension), one with our model's name but 8 numbers.
     text, _ = render(rt, "eve", "cello", query_vector=axis(60))
     assert OFF_NO_VECTORS in header_of(text)
-    assert {r["lane"] for r in lanes(rt, "eve", "cello", query_vector=axis(60))} == {"text"}
+    assert {r["lane"] for r in lanes(rt, "eve", "cello", query_vector=axis(60))} == {"text", "fused"}
     status = rt.call("recall.status", {"user": "eve"})
     counts = {(r["section"], r["name"], r["model"]): r["count"] for r in status}
     assert counts[("with_vectors", "messages", MODEL)] == 0
@@ -149,7 +152,7 @@ def test_malformed_stored_data_is_skipped_and_counted_never_a_crash():
     g.relationship(user, "ADOPTED", g.node(["OntologyVersion"], model="m", pool="{broken"))
     rt = runtime(g.elements())
 
-    vector_hits = lanes(rt, "mal", "q", lanes=["turns"], query_vector=axis(3))
+    vector_hits = by_lane(lanes(rt, "mal", "q", lanes=["turns"], query_vector=axis(3)))["turns"]
     assert [(r["key"], round(r["score"], 3)) for r in vector_hits] == [("m6", 1.0), ("m5", 0.0)]
     _, recalled = render(rt, "mal", "NaN vector, unreadable time", query_vector=axis(3), turns_k=1)
     shown = [t["action_id"] for t in recalled["turns"]]

@@ -34,14 +34,17 @@ def turn_keys(rows):
 
 def test_facts_lane_reaches_its_source_turn(rt):
     found = by_lane(lanes(rt, "ana", "where did I book?", lanes=["facts"], facts_k=1, query_vector=axis(12)))
-    assert set(found) == {"facts", "fact_turns"}
+    assert set(found) == {"facts", "fact_turns", "fused"}
     [fact] = found["facts"]
     assert fact["relationship"].type == "BOOKED" and fact["turn"] == "a2" and fact["node"] is None
     assert fact["key"] == "user -[BOOKED]-> Lupa @a2" and fact["text"] == "Ana booked a table at Lupa."
-    [turn] = found["fact_turns"]
+    # The facts beyond facts_k still lead to their turns (the fact_turns lane ranks all it reached).
+    turn = found["fact_turns"][0]
     assert turn["key"] == turn["turn"] == "a2" and "Action" in turn["node"].labels
 
-    text, recalled = render(rt, "ana", "where did I book?", lanes=["facts"], facts_k=1, query_vector=axis(12))
+    text, recalled = render(
+        rt, "ana", "where did I book?", lanes=["facts"], facts_k=1, turns_budget=1, query_vector=axis(12)
+    )
     assert rows_of(text) == [
         'FACT: user -[BOOKED @ 2024-02-10]-> Lupa -- user: "Ana booked a table at Lupa."',
         "TURN [session ana-s2, 2024-02-10T09:00, Ana]: Booked a table at Lupa for Friday dinner.",
@@ -51,7 +54,10 @@ def test_facts_lane_reaches_its_source_turn(rt):
 
 def test_turns_only_mode(rt):
     found = lanes(rt, "ana", "the wedding", lanes=["turns"], turns_k=1, query_vector=axis(1))
-    assert [(r["lane"], r["key"], r["score"]) for r in found] == [("turns", "a1", pytest.approx(1.0))]
+    # The lane's own hit, and the fused ranking: a1 is the only turn with a positive cosine, so the only
+    # turn the vector lane votes for (zero-cosine turns are not "found").
+    assert [(r["lane"], r["key"], r["rank"]) for r in found] == [("turns", "a1", 1), ("fused", "a1", 1)]
+    assert found[0]["score"] == pytest.approx(1.0)
     text, recalled = render(rt, "ana", "the wedding", lanes=["turns"], turns_k=1, query_vector=axis(1))
     assert rows_of(text) == [
         "TURN [session ana-s1, 2024-01-05T10:00, Ana]: I went to Sara's wedding in Porto last weekend."
@@ -111,7 +117,10 @@ def test_long_message_shows_the_matched_passage_of_the_upstream_split(rt):
     passages = split_passages(LONG_TEXT)
     assert KAYAK.strip() in passages[1] and "kayak" not in passages[0] + passages[2]
     found = lanes(rt, "ana", "kayak paddle", lanes=["turns"], turns_k=1, query_vector=axis(4))
-    assert [(r["key"], r["passage"], r["text"]) for r in found] == [("a4", 1, passages[1])]
+    assert [(r["lane"], r["key"], r["passage"], r["text"]) for r in found] == [
+        ("turns", "a4", 1, passages[1]),
+        ("fused", "a4", 1, passages[1]),  # a fused turn shows the passage the vector lane found
+    ]
     text, recalled = render(rt, "ana", "kayak paddle", lanes=["turns"], turns_k=1, query_vector=axis(4))
     [row] = rows_of(text)
     assert row == "TURN [session ana-s4, 2024-04-02T08:00, Ana]: … " + " ".join(passages[1].split()) + " …"
@@ -173,17 +182,27 @@ def test_node_form_of_user_matches_the_string_form(rt):
 
 def test_max_chars_drops_the_lowest_ranked_rows_first(rt):
     # Scores fall a1 > a2 > a3 > a5, so ranks are 1..4 in that order.
+    # Without the session signals the fused ranks follow the vector lane: a1, a2, a3, a5.
     query = mix((1, 0.8), (2, 0.6), (3, 0.4), (5, 0.2))
-    full, _ = render(rt, "ana", "q", lanes=["turns"], turns_k=4, query_vector=query)
+    plain = {"lanes": ["turns"], "turns_k": 4, "query_vector": query}
+    plain |= {"session_boost": 0, "neighbour_boost": 0}
+    full, _ = render(rt, "ana", "q", **plain)
     assert len(rows_of(full)) == 4
     budget = len(full) - 10
-    text, recalled = render(rt, "ana", "q", lanes=["turns"], turns_k=4, query_vector=query, max_chars=budget)
+    text, recalled = render(rt, "ana", "q", **plain, max_chars=budget)
     assert len(text) <= budget
     assert [t["action_id"] for t in recalled["turns"]] == ["a1", "a2", "a3"]
     assert "1 lower-ranked rows were left out to stay within max_chars=" in text
     assert recalled["rows_left_out"] == 1
-    tiny, recalled = render(rt, "ana", "q", lanes=["turns"], turns_k=4, query_vector=query, max_chars=50)
+    tiny, recalled = render(rt, "ana", "q", **plain, max_chars=50)
     assert rows_of(tiny) == [] and recalled["rows_left_out"] == 4
+    # With them, a3 and a5 (one session, each the other's neighbour) outrank a1 and a2, and the row
+    # dropped is still the lowest fused rank.
+    _, ranked = render(rt, "ana", "q", lanes=["turns"], turns_k=4, query_vector=query, explain=True)
+    by_rank = sorted(ranked["turns"], key=lambda t: t["fused"]["rank"])
+    assert [t["action_id"] for t in by_rank] == ["a3", "a5", "a1", "a2"]
+    _, cut = render(rt, "ana", "q", lanes=["turns"], turns_k=4, query_vector=query, max_chars=budget)
+    assert {t["action_id"] for t in cut["turns"]} == {"a3", "a5", "a1"}
 
 
 def test_since_and_until_window_turns_and_facts(rt):
@@ -226,9 +245,9 @@ def test_exclude_sessions_hides_their_turns_and_facts(rt):
 
 def test_min_score_drops_weak_vector_hits(rt):
     query = mix((1, 0.9), (2, 0.4))
-    found = lanes(rt, "ana", "q", lanes=["turns"], query_vector=query)
+    found = by_lane(lanes(rt, "ana", "q", lanes=["turns"], query_vector=query))["turns"]
     assert turn_keys(found)[:2] == ["a1", "a2"] and len(found) == 7  # zero-score turns still count
-    found = lanes(rt, "ana", "q", lanes=["turns"], query_vector=query, min_score=0.5)
+    found = by_lane(lanes(rt, "ana", "q", lanes=["turns"], query_vector=query, min_score=0.5))["turns"]
     assert [(r["key"], round(r["score"], 3)) for r in found] == [
         ("a1", round(0.9 / (0.9**2 + 0.4**2) ** 0.5, 3))
     ]
@@ -249,18 +268,20 @@ def test_explain_names_the_lanes_ranks_scores_and_paths(rt):
     assert rows[0] == (
         'FACT: user -[BOOKED @ 2024-02-10]-> Lupa -- user: "Ana booked a table at Lupa." {facts #1 0.71}'
     )
-    # a2 is found by all three turn lanes; the text lane takes it first, so the turns lane lists it
-    # (its #1) and fills its width with its next distinct turn, a1 (earlier, so shown first).
-    assert rows[1].startswith("TURN [session ana-s1, 2024-01-05T10:00, Ana]:") and rows[1].endswith(
-        "{turns #2 0.00}"
-    )
-    assert rows[2].startswith(
-        "TURN [session ana-s2, 2024-02-10T09:00, Ana]: Booked a table at Lupa for Friday dinner. {"
-    )
-    assert "turns #1 0.71" in rows[2] and "text #1 " in rows[2]
-    assert "fact_turns #1 0.71 via fact user -[BOOKED]-> Lupa @a2" in rows[2]
-    lanes_of_turn = {entry["lane"] for entry in recalled["turns"][1]["lanes"]}
-    assert lanes_of_turn == {"turns", "text", "fact_turns"}
+    # a2 is found by all three turn lanes (each its #1); the other turns share no word with "Lupa" and
+    # have a cosine of 0 with the question, so no lane found them and nothing lifts them.
+    assert rows[1:] == [
+        "TURN [session ana-s2, 2024-02-10T09:00, Ana]: Booked a table at Lupa for Friday dinner. "
+        "{#1 0.600: text #1, turns #1, fact_turns #1, session +0.100}"
+    ]
+    [turn] = recalled["turns"]
+    assert [(entry["lane"], entry["rank"]) for entry in turn["lanes"]] == [
+        ("text", 1),
+        ("turns", 1),
+        ("fact_turns", 1),
+    ]
+    assert turn["lanes"][2]["via"] == "fact user -[BOOKED]-> Lupa @a2"
+    assert turn["fused"] == {"rank": 1, "score": pytest.approx(0.6), "lifts": ["session +0.100"]}
     plain, plain_recalled = render(rt, "ana", "Lupa", lanes=["turns"], turns_k=1, query_vector=axis(2))
     assert "{" not in rows_of(plain)[0] and "lanes" not in plain_recalled["turns"][0]
 

@@ -271,6 +271,7 @@ def test_no_row_of_another_user_ever_appears(rt, elements):
                 "turns": "turns",
                 "text": "turns",
                 "fact_turns": "turns",
+                "fused": "turns",
                 "entities": "entities",
                 "memories": "memories",
             }.get(row["lane"], "facts")

@@ -1,0 +1,234 @@
+"""One fused ranking of a user's turns: every lane that points at turns votes, conversation signals lift.
+
+Why one ranking: the lanes often find the same turn (by its words, its vector, through a fact), and a
+turn several lanes rank fairly high is more often the one asked about than one lane's k-th best. So
+the TURN rows are the best `budget` turns of one score, not fixed widths per lane:
+
+    base(t)  = sum over lanes of 1 / (fusion_k + rank of t in the lane)    (reciprocal-rank fusion)
+               x (1 + speaker_boost)  when t's speaker is the one participant the question names
+               x (1 + date_boost)     when t was said within a day of a date the question names
+    score(t) = base(t)
+               + session_boost   x (sum of the SESSION_TOP best bases in t's session)   if a lane found t
+               + neighbour_boost x (the best base among turns up to NEIGHBOUR_REACH places
+                                    before or after t in its session)
+
+Each signal is a function below with the reason it exists. A turn lifted only by a neighbour passes
+the same filters as any candidate (`allowed`); the caller verifies every shown row against the graph.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .question_dates import DayWindow
+from .textindex import tokenize
+
+#: How many of a session's best-scored turns its coherence bonus sums.
+SESSION_TOP = 3
+#: How far (turns before or after, in the same session) a strong hit lends part of its score.
+NEIGHBOUR_REACH = 2
+#: A date window is widened by this many days on each side ("within a day of it").
+DATE_SLACK_DAYS = 1
+
+
+@dataclass(frozen=True)
+class RankingWeights:
+    """The ranking's tunable weights (config keys of the same names); 0 switches a boost off."""
+
+    fusion_k: int
+    speaker_boost: float
+    session_boost: float
+    neighbour_boost: float
+    date_boost: float
+
+
+@dataclass(frozen=True)
+class TurnFacts:
+    """What the signals read per turn of the user's snapshot (numpy arrays of the same length)."""
+
+    sessions: np.ndarray  # int64 session code, -1 when unknown
+    epoch: np.ndarray  # float64 UTC seconds, NaN when unknown
+    previous: np.ndarray  # int64 index of the turn before in the same session, -1 when none
+    following: np.ndarray  # int64 index of the turn after in the same session, -1 when none
+    speakers: Sequence[str]
+
+
+@dataclass(frozen=True)
+class Lift:
+    """One signal's part in a turn's score: `amount` added, or `factor` multiplied into its base."""
+
+    signal: str
+    amount: float = 0.0
+    factor: float = 1.0
+
+    def __str__(self) -> str:
+        if self.factor != 1.0:
+            return f"{self.signal} x{self.factor:g}"
+        return f"{self.signal} +{self.amount:.3f}"
+
+
+@dataclass(frozen=True)
+class RankedTurn:
+    """A turn of the fused ranking: its place, score, the lanes that found it, the signals that lifted it."""
+
+    turn: int  # index into the snapshot's turns
+    rank: int  # 1-based
+    score: float
+    lanes: tuple[tuple[str, int], ...]  # (lane, the turn's rank in it), for lanes that found it
+    lifts: tuple[Lift, ...]
+
+
+def neighbour_links(sessions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For turns in time order: the index of the previous and next turn of the same session (-1: none).
+
+    Sessions may interleave in time (two chats at once), so neighbours are found per session, not as
+    the adjacent positions of the whole list. Turns of an unknown session (-1) have none.
+    """
+    n = len(sessions)
+    previous = np.full(n, -1, dtype=np.int64)
+    following = np.full(n, -1, dtype=np.int64)
+    if n < 2:
+        return previous, following
+    order = np.argsort(sessions, kind="stable")  # by session, then time (the turns' own order)
+    same = (sessions[order][1:] == sessions[order][:-1]) & (sessions[order][1:] >= 0)
+    previous[order[1:][same]] = order[:-1][same]
+    following[order[:-1][same]] = order[1:][same]
+    return previous, following
+
+
+def named_participant(
+    question: str, participants: Mapping[str, tuple[str, ...]]
+) -> tuple[str | None, set[str]]:
+    """The one speaker the question names (None when it names none or several), and the words of all named.
+
+    Why: a question about what one person said or did ("When did Caroline go to the support group?")
+    is answered by that person's own turns, which rarely contain their own name, while the other
+    side's turns address them by it. So the speaker's turns weigh more (softly: an adversarial question
+    may name the wrong person) and participants' names are not searched as words. `participants` maps
+    each of this user's speaker names to its tokens, so only this user's own speakers can match.
+    """
+    words = tokenize(question)
+    named = [
+        name
+        for name, tokens in participants.items()
+        if tokens and any(tuple(words[i : i + len(tokens)]) == tokens for i in range(len(words)))
+    ]
+    name_words = {word for name in named for word in participants[name]}
+    return (named[0] if len(named) == 1 else None), name_words
+
+
+def in_windows(epoch: np.ndarray, windows: Sequence[DayWindow]) -> np.ndarray:
+    """Which of the times lie within `DATE_SLACK_DAYS` of any window (NaN never does)."""
+    inside = np.zeros(len(epoch), dtype=bool)
+    for window in windows:
+        wide = window.widened(DATE_SLACK_DAYS)
+        inside |= (epoch >= wide.start) & (epoch < wide.end)
+    return inside
+
+
+def fuse(lanes: Mapping[str, Sequence[int]], fusion_k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Reciprocal-rank fusion: the turns any lane ranked (ascending) and their summed 1/(k + rank)."""
+    turns = [t for ranked in lanes.values() for t in ranked]
+    weights = [1.0 / (fusion_k + r) for ranked in lanes.values() for r in range(1, len(ranked) + 1)]
+    if not turns:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    candidates, where = np.unique(np.asarray(turns, dtype=np.int64), return_inverse=True)
+    return candidates, np.bincount(where, weights=weights, minlength=len(candidates))
+
+
+def session_bonus(candidates: np.ndarray, base: np.ndarray, sessions: np.ndarray) -> np.ndarray:
+    """Per candidate: the sum of the `SESSION_TOP` best bases in its session (0 when its session is unknown).
+
+    Why: evidence often sits beside the best hits of one session (the question's topic was talked
+    through there), so a turn of a session with several strong hits is likelier to matter than an
+    equally scored turn alone in its session. A boost, not a cut: "sessions first" lost turns.
+    """
+    codes = sessions[candidates]
+    known = codes >= 0
+    if not known.any():
+        return np.zeros(len(candidates))
+    order = np.lexsort((-base, codes))
+    sorted_codes = codes[order]
+    starts = np.r_[0, np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1]
+    place = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    top = order[(place < SESSION_TOP) & (sorted_codes >= 0)]
+    strength: dict[int, float] = {}
+    for code, value in zip(codes[top].tolist(), base[top].tolist(), strict=True):
+        strength[code] = strength.get(code, 0.0) + value
+    return np.array([strength.get(code, 0.0) for code in codes.tolist()])
+
+
+def neighbour_spill(
+    candidates: np.ndarray, base: np.ndarray, previous: np.ndarray, following: np.ndarray
+) -> dict[int, float]:
+    """Turn -> the best base among candidates up to `NEIGHBOUR_REACH` places away in its session.
+
+    Why: an answer is often spread over consecutive turns (a question and its reply, a story told in
+    two messages), and the turn next to a strong hit often shares no word with the question.
+    """
+    best: dict[int, float] = {}
+    for links in (previous, following):
+        step = candidates
+        for _ in range(NEIGHBOUR_REACH):
+            step = np.where(step >= 0, links[np.maximum(step, 0)], -1)
+            for turn, value in zip(step.tolist(), base.tolist(), strict=True):
+                if turn >= 0 and value > best.get(turn, 0.0):
+                    best[turn] = value
+    return best
+
+
+def rank_turns(
+    lanes: Mapping[str, Sequence[int]],
+    facts: TurnFacts,
+    allowed: np.ndarray,
+    weights: RankingWeights,
+    budget: int,
+    speaker: str | None = None,
+    windows: Sequence[DayWindow] = (),
+) -> list[RankedTurn]:
+    """The `budget` best turns by the fused score; `lanes` maps each turn lane to its turns, best first."""
+    if budget <= 0:
+        return []
+    candidates, base = fuse(lanes, weights.fusion_k)
+    if not len(candidates):
+        return []
+    factors: list[tuple[str, np.ndarray, float]] = []
+    if speaker is not None and weights.speaker_boost:
+        spoken = np.array([facts.speakers[t] == speaker for t in candidates.tolist()], dtype=bool)
+        factors.append(("speaker", spoken, 1.0 + weights.speaker_boost))
+    if windows and weights.date_boost:
+        factors.append(("date", in_windows(facts.epoch[candidates], windows), 1.0 + weights.date_boost))
+    for _, mask, factor in factors:
+        base = np.where(mask, base * factor, base)
+    session = (
+        weights.session_boost * session_bonus(candidates, base, facts.sessions)
+        if weights.session_boost
+        else np.zeros(len(candidates))
+    )
+    spill: dict[int, float] = {}
+    if weights.neighbour_boost:
+        spill = {
+            t: weights.neighbour_boost * v
+            for t, v in neighbour_spill(candidates, base, facts.previous, facts.following).items()
+        }
+    score: dict[int, float] = dict(zip(candidates.tolist(), (base + session).tolist(), strict=True))
+    for turn, value in spill.items():
+        if allowed[turn]:
+            score[turn] = score.get(turn, 0.0) + value
+    chosen = sorted(score, key=lambda t: (-score[t], t))[:budget]
+    position = {t: i for i, t in enumerate(candidates.tolist())}
+    lane_ranks = {lane: {t: r for r, t in enumerate(ranked, 1)} for lane, ranked in lanes.items()}
+    ranked = []
+    for rank, turn in enumerate(chosen, 1):
+        lifts = []
+        at = position.get(turn)
+        if at is not None:
+            lifts += [Lift(name, factor=factor) for name, mask, factor in factors if mask[at]]
+            if session[at] > 0:
+                lifts.append(Lift("session", amount=float(session[at])))
+        if spill.get(turn):
+            lifts.append(Lift("neighbour", amount=spill[turn]))
+        found = tuple((lane, ranks[turn]) for lane, ranks in lane_ranks.items() if turn in ranks)
+        ranked.append(RankedTurn(turn, rank, score[turn], found, tuple(lifts)))
+    return ranked
