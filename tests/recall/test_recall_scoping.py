@@ -292,3 +292,60 @@ def test_no_row_of_another_user_ever_appears(rt, elements):
                 assert row == "(nothing in memory matched)"
         assert {t["action_id"] for t in recalled["turns"]} <= owns["action_ids"]
         assert {f["turn"] for f in recalled["facts"]} <= owns["action_ids"]
+
+
+# -- the speaker signal reads this user's speakers only --------------------------------------------------
+def speakers_graph(other_speaker: str) -> MemoryGraph:
+    """u1 talks about Zed (never a speaker of theirs); u2's only speaker is `other_speaker`."""
+    g = MemoryGraph()
+    u1, u2 = g.user("u1"), g.user("u2")
+    s1, s2 = g.session(u1, "u1-s"), g.session(u2, "u2-s")
+    vec = {"embedding_model": MODEL}
+    g.message(
+        s1,
+        "a1",
+        "Zed took the boat out on Sunday.",
+        "2024-01-01T10:00:00Z",
+        speaker="Ana",
+        passage_embeddings=[axis(1)],
+        **vec,
+    )
+    g.message(
+        s1,
+        "a2",
+        "The marina closes early in winter.",
+        "2024-01-01T10:01:00Z",
+        speaker="assistant",
+        passage_embeddings=[axis(2)],
+        **vec,
+    )
+    g.message(
+        s1,
+        "a3",
+        "Sunday was windy at the marina.",
+        "2024-01-02T10:00:00Z",
+        speaker="Ana",
+        passage_embeddings=[axis(3)],
+        **vec,
+    )
+    g.message(
+        s2,
+        "b1",
+        "I sail every weekend.",
+        "2024-01-01T09:00:00Z",
+        speaker=other_speaker,
+        passage_embeddings=[axis(1)],
+        **vec,
+    )
+    return g
+
+
+def test_a_question_naming_another_users_speaker_is_answered_as_if_it_named_no_one():
+    # If u2's speaker names leaked into u1's ranking, "zed" would count as a participant's name in
+    # the first graph: it would not be searched as a word, and a1 would lose its text-lane hit.
+    question = "What did Zed do at the marina on Sunday?"
+    config = {"query_vector": mix((2, 1.0), (3, 1.0)), "explain": True}
+    named = render(runtime(speakers_graph("Zed").elements()), "u1", question, **config)
+    no_one = render(runtime(speakers_graph("Yan").elements()), "u1", question, **config)
+    assert named == no_one
+    assert "text #" in next(row for row in rows_of(named[0]) if "Zed took the boat" in row)

@@ -1,0 +1,130 @@
+"""The fused turn ranking (`recall_lib.ranking`): each signal on a small hand-built conversation, with the
+signal's weight at 0 as the control, so every test fails when its signal is removed."""
+
+from datetime import date, datetime, timezone
+
+import numpy as np
+import pytest
+from recall_lib.question_dates import DayWindow
+from recall_lib.ranking import (
+    RankingWeights,
+    TurnFacts,
+    fuse,
+    named_participant,
+    neighbour_links,
+    rank_turns,
+)
+
+OFF = RankingWeights(fusion_k=5, speaker_boost=0, session_boost=0, neighbour_boost=0, date_boost=0)
+
+
+def weights(**on: float) -> RankingWeights:
+    return RankingWeights(**{**OFF.__dict__, **on})
+
+
+def conversation(sessions: list[str], speakers: list[str] | None = None, days: list[int] | None = None):
+    """Turns in time order: each turn's session name, speaker and day of May 2024 (default: the 1st)."""
+    names = sorted(set(sessions))
+    codes = np.array([names.index(s) for s in sessions], dtype=np.int64)
+    epoch = np.array(
+        [datetime(2024, 5, day, 12, tzinfo=timezone.utc).timestamp() for day in (days or [1] * len(sessions))]
+    )
+    previous, following = neighbour_links(codes)
+    return TurnFacts(codes, epoch, previous, following, speakers or ["user"] * len(sessions))
+
+
+def order(lanes, facts, w, budget=10, allowed=None, **signals):
+    allowed = np.ones(len(facts.sessions), dtype=bool) if allowed is None else allowed
+    return [r.turn for r in rank_turns(lanes, facts, allowed, w, budget, **signals)]
+
+
+def test_fusion_rewards_agreement_between_lanes():
+    # Turn 2 is second in both lanes; turns 0 and 5 are first in one lane each.
+    turns, scores = fuse({"text": [0, 2], "turns": [5, 2]}, fusion_k=5)
+    assert dict(zip(turns.tolist(), scores.tolist(), strict=True))[2] == pytest.approx(2 / 7)
+    facts = conversation(["a"] * 6)
+    assert order({"text": [0, 2], "turns": [5, 2]}, facts, OFF) == [2, 0, 5]
+
+
+def test_budget_is_one_number_across_lanes_not_a_width_per_lane():
+    # The text lane's top three all beat the vector lane's second: a global top-3 takes them.
+    facts = conversation(["a", "b", "c", "d", "e", "f"])
+    lanes = {"text": [0, 1, 2], "turns": [3, 4]}
+    assert order(lanes, facts, OFF, budget=3) == [0, 3, 1]
+    assert order(lanes, facts, OFF, budget=0) == []
+
+
+def test_speaker_boost_lifts_the_named_participants_turns_softly():
+    facts = conversation(["a", "b", "c"], speakers=["Ana", "Ben", "Ben"])
+    lanes = {"text": [0, 1, 2]}
+    assert order(lanes, facts, OFF, speaker="Ben") == [0, 1, 2]  # control: signal off
+    assert order(lanes, facts, weights(speaker_boost=1.0), speaker="Ben") == [1, 2, 0]
+    # Soft: a small boost lets Ben's 2nd turn pass Ana's 1st only when the gap is small.
+    assert order(lanes, facts, weights(speaker_boost=0.1), speaker="Ben") == [0, 1, 2]
+
+
+def test_named_participant_matches_whole_words_of_this_users_speakers_only():
+    participants = {"Caroline": ("caroline",), "Mel Ortiz": ("mel", "ortiz"), "user": ("user",)}
+    found = named_participant("When did Caroline go to the parade?", participants)
+    assert found == ("Caroline", {"caroline"})
+    assert named_participant("What did Mel Ortiz paint?", participants)[0] == "Mel Ortiz"
+    assert named_participant("What did Mel paint?", participants) == (None, set())  # not the whole name
+    assert named_participant("Did Carolines come?", participants) == (None, set())  # not a word of it
+    two = named_participant("Did Caroline meet Mel Ortiz?", participants)
+    assert two == (None, {"caroline", "mel", "ortiz"})  # two named: no boost, both names not searched
+    assert named_participant("What did Zed say?", participants) == (None, set())
+
+
+def test_session_boost_lifts_turns_of_a_session_with_several_strong_hits():
+    # Turn 0 is alone in its session; turns 1-3 share one, so turn 3 (4th in the lane) passes turn 0.
+    facts = conversation(["a", "b", "b", "b", "c"])
+    lanes = {"text": [0, 1, 2, 3, 4]}
+    assert order(lanes, facts, OFF) == [0, 1, 2, 3, 4]
+    boosted = order(lanes, facts, weights(session_boost=0.5))
+    assert boosted.index(3) < boosted.index(0) and boosted[-1] == 4
+
+
+def test_neighbours_inherit_part_of_a_strong_hits_score_within_their_session():
+    # Turns 1 and 2 are found; 0 and 3 are their session's neighbours (two places away is in reach),
+    # 4 is the next session's first turn and 5 was never near a hit.
+    facts = conversation(["a", "a", "a", "a", "b", "b"])
+    lanes = {"text": [2], "turns": [1]}
+    assert order(lanes, facts, OFF) == [1, 2]
+    spilled = order(lanes, facts, weights(neighbour_boost=0.5))
+    assert spilled[:2] == [1, 2] and set(spilled[2:]) == {0, 3}
+    # A neighbour passes the same filters as any candidate.
+    allowed = np.array([False, True, True, True, True, True])
+    assert 0 not in order(lanes, facts, weights(neighbour_boost=0.5), allowed=allowed)
+
+
+def test_neighbours_are_found_per_session_when_sessions_interleave_in_time():
+    # Two chats at once: a b a b. Turn 0's neighbour is turn 2, not turn 1.
+    facts = conversation(["a", "b", "a", "b"])
+    assert facts.previous.tolist() == [-1, -1, 0, 1] and facts.following.tolist() == [2, 3, -1, -1]
+    unknown = neighbour_links(np.array([-1, -1, 0]))
+    assert unknown[0].tolist() == [-1, -1, -1] and unknown[1].tolist() == [-1, -1, -1]
+
+
+def test_date_boost_favours_turns_within_a_day_of_a_named_date():
+    facts = conversation(["a", "b", "c"], days=[1, 9, 20])
+    lanes = {"text": [0, 1, 2]}
+    may_8 = (DayWindow(date(2024, 5, 8), date(2024, 5, 8)),)
+    assert order(lanes, facts, OFF, windows=may_8) == [0, 1, 2]
+    assert order(lanes, facts, weights(date_boost=1.0), windows=may_8) == [1, 0, 2]  # the 9th: a day off
+    may_15 = (DayWindow(date(2024, 5, 15), date(2024, 5, 15)),)
+    assert order(lanes, facts, weights(date_boost=1.0), windows=may_15) == [0, 1, 2]  # none near
+
+
+def test_explanations_name_the_lanes_and_the_lifts():
+    facts = conversation(["a", "a"], speakers=["Ben", "Ana"])
+    [first, second] = rank_turns(
+        {"text": [0], "turns": [0]},
+        facts,
+        np.ones(2, dtype=bool),
+        weights(speaker_boost=1.0, neighbour_boost=0.5, session_boost=0.1),
+        budget=5,
+        speaker="Ben",
+    )
+    assert first.lanes == (("text", 1), ("turns", 1))
+    assert [str(lift) for lift in first.lifts] == ["speaker x2", "session +0.067"]
+    assert second.turn == 1 and second.lanes == () and [lift.signal for lift in second.lifts] == ["neighbour"]
