@@ -3,24 +3,28 @@
 
 One command: load the conversations into one graph, embed it through `recall.embed` on the embedded
 runtime (or reuse the embedded export cached under `results/cache/`, keyed by model, input files and
-loader), then for every question call `recall.render` and `recall.lanes` with `today` = the
-conversation's last session date, and score the TURN rows shown against the evidence turns. In the
-same run: BM25-only and dense-only baselines over the same turns and vectors at the same number of
-turn rows, recall with each lane off, and recall cut to at most 10 TURN rows. Writes a markdown
-report and a PNG under `--results`, and the headline figures to `--json`.
+loader), then for every question call `recall.render` with `today` = the conversation's last session
+date and score the TURN rows shown against the evidence turns, at the default budget and at 10 TURN
+rows (the first 10 of the same fused ranking). In the same run: recall with and without the fact
+lanes and the speaker signal, each ranking signal and each lane switched off on its own, BM25-only
+and dense-only baselines at the same budgets, and leave-one-conversation-out tuning over a grid of
+ranking weights. Writes a markdown report, a PNG and a per-question file under `--results`, and the
+headline figures to `--json`.
 
-    python scripts/eval_locomo.py --conversations /work/shared/data/locomo/conv-*.json --json out.json
+    python scripts/eval_locomo.py --conversations ../shared/data/locomo/conv-*.json
 """
 
 import argparse
 import hashlib
+import itertools
 import json
+import random
 import re
 import statistics
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,21 +35,41 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (  # noqa: E402
     ROOT,
     configure_model,
-    markdown_table,
     model_folder,
     provenance,
-    provenance_lines,
     use_recall_lib,
 )
+from locomo_report import write_report  # noqa: E402
 
-GROUPS = {"1-4": frozenset({1, 2, 3, 4}), "5": frozenset({5})}
+#: Category groups scored: 1-4 together (the headline), each category, and 5 (adversarial) alone.
+GROUPS = {"1-4": frozenset({1, 2, 3, 4}), **{str(c): frozenset({c}) for c in (1, 2, 3, 4, 5)}}
 LANES = ("memories", "turns", "text", "entities", "facts", "user_facts")
 FACT_LANES = ("entities", "facts", "user_facts")
-# At most 10 TURN rows: TURN rows come from the turns lane, the text lane and the facts' source turns.
-TEN_ROWS = {"turns_k": 4, "text_k": 3, "fact_turns_k": 3}
-# At most 10 rows in all (no FACT rows): the like-for-like with systems that show 10 turns.
-TEN_ROWS_NO_FACTS = {"lanes": ["memories", "turns", "text"], "turns_k": 5, "text_k": 5}
-FIXED_BUDGETS = (10, 20)
+NO_FACT_LANES = [lane for lane in LANES if lane not in FACT_LANES]
+#: TURN rows shown: the default budget, and the first 10 of the same ranking.
+DEFAULT_BUDGET = 24
+BUDGETS = (DEFAULT_BUDGET, 10)
+#: Each ranking signal switched off on its own (the ablation).
+SIGNALS = {
+    "speaker": {"speaker_boost": 0},
+    "session": {"session_boost": 0},
+    "neighbours": {"neighbour_boost": 0},
+    "dates": {"date_boost": 0},
+    "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0},
+}
+#: The leave-one-conversation-out grid: a seeded sample of these combinations, plus the defaults.
+GRID = {
+    "fusion_k": (3, 5, 8),
+    "fusion_depth": (100, 200, 300),
+    "speaker_boost": (0.5, 1.0, 2.0),
+    "session_boost": (0.1, 0.2, 0.3),
+    "neighbour_boost": (0.2, 0.35, 0.5),
+    "date_boost": (0.5, 1.0, 2.0),
+}
+DEFAULTS = {"fusion_k": 5, "fusion_depth": 200, "speaker_boost": 1.0, "session_boost": 0.2,
+            "neighbour_boost": 0.35, "date_boost": 1.0}
+#: Lanes asked how deep each evidence turn sits in them (per-question file): their top this many.
+LANE_DEPTH = 200
 _TURN_ROW = re.compile(r"^TURN \[session (?P<session>[^,\]]+), (?P<minute>\d{4}-\d\d-\d\dT\d\d:\d\d)[,\]]")
 
 
@@ -69,11 +93,14 @@ class UserTurns:
 
 @dataclass
 class Shown:
-    """What one recall call (or baseline) put in front of the model for one question."""
+    """What one recall call (or baseline) put in front of the model: turns best first (fused rank)."""
 
     turns: list[str]
     facts: int = 0
     chars: int = 0
+
+    def first(self, k: int) -> "Shown":
+        return Shown(self.turns[:k], self.facts, self.chars)
 
 
 def file_sha256(path: Path) -> str:
@@ -168,27 +195,50 @@ def owner(action_id: str) -> str:
 
 
 # -- recall ----------------------------------------------------------------------------------------
-def render(runtime, question, model: str, config: dict,
-           by_minute: dict[tuple[str, str], str]) -> tuple[Shown, bool]:
-    """One `recall.render`: the TURN rows from `recalled.turns`, checked against the rendered text."""
-    row = runtime.call("recall.render", question.user_id, question.question, question.today.isoformat(),
-                       {"embedding_model": model, **config})[0]
-    text, recalled = row["text"], row["recalled"]
-    from_map = [t["action_id"] for t in recalled["turns"]]
-    from_text = [by_minute.get((m["session"], m["minute"]), "?") for m in
-                 (_TURN_ROW.match(line) for line in text.splitlines()) if m]
-    fact_lines = sum(1 for line in text.splitlines() if line.startswith("FACT:"))
-    agree = from_text == from_map and fact_lines == len(recalled["facts"])
-    return Shown(from_map, len(recalled["facts"]), len(text)), agree
+class Recall:
+    """`recall.render` over the LoCoMo graph, one question at a time."""
 
+    def __init__(self, runtime, model: str, by_minute: dict[tuple[str, str], str], vectors: dict) -> None:
+        self.runtime, self.model, self.by_minute, self.vectors = runtime, model, by_minute, vectors
+        self.agree = Counter()
+        self.seconds: list[float] = []
 
-def lane_turns(runtime, question, model: str) -> dict[str, list[str]]:
-    """`recall.lanes`: for every lane, the turns its hits are or point to, in rank order."""
-    found: dict[str, list[str]] = defaultdict(list)
-    for row in runtime.call("recall.lanes", question.user_id, question.question, {"embedding_model": model}):
-        if row.get("turn") and row["turn"] not in found[row["lane"]]:
-            found[row["lane"]].append(row["turn"])
-    return dict(found)
+    def timed(self, question) -> Shown:
+        """The default call as a user makes it (the module embeds the question), checked and timed:
+        the TURN rows of the text against `recalled`, in time order (as shown)."""
+        start = time.perf_counter()
+        row = self._call(question, {})
+        self.seconds.append(time.perf_counter() - start)
+        text, recalled = row["text"], row["recalled"]
+        from_map = [t["action_id"] for t in recalled["turns"]]
+        from_text = [self.by_minute.get((m["session"], m["minute"]), "?") for m in
+                     (_TURN_ROW.match(line) for line in text.splitlines()) if m]
+        fact_lines = sum(1 for line in text.splitlines() if line.startswith("FACT:"))
+        self.agree[from_text == from_map and fact_lines == len(recalled["facts"])] += 1
+        return Shown(from_map, len(recalled["facts"]), len(text))
+
+    def ranked(self, question, config: dict) -> Shown:
+        """The TURN rows best first (their fused rank, from `explain`), with the question's vector given."""
+        recalled = self._call(question, {**config, "explain": True,
+                                         "query_vector": self.vectors[(question.user_id, question.index)]})
+        recalled = recalled["recalled"]
+        turns = sorted(recalled["turns"], key=lambda t: t["fused"]["rank"])
+        return Shown([t["action_id"] for t in turns], len(recalled["facts"]))
+
+    def lane_ranks(self, question) -> dict[str, dict[str, int]]:
+        """`recall.lanes` at depth: each turn lane's (and the fused ranking's) rank of every turn it has."""
+        config = {"embedding_model": self.model, "text_k": LANE_DEPTH, "turns_k": LANE_DEPTH,
+                  "fact_turns_k": LANE_DEPTH, "turns_budget": LANE_DEPTH,
+                  "query_vector": self.vectors[(question.user_id, question.index)]}
+        ranks: dict[str, dict[str, int]] = defaultdict(dict)
+        for row in self.runtime.call("recall.lanes", question.user_id, question.question, config):
+            if row["lane"] in ("text", "turns", "fact_turns", "fused"):
+                ranks[row["lane"]].setdefault(row["key"], row["rank"])
+        return dict(ranks)
+
+    def _call(self, question, config: dict) -> dict:
+        return self.runtime.call("recall.render", question.user_id, question.question,
+                                 question.today.isoformat(), {"embedding_model": self.model, **config})[0]
 
 
 # -- baselines -------------------------------------------------------------------------------------
@@ -234,20 +284,12 @@ def evidence_recall(question, shown: Shown) -> float:
     return len(set(question.evidence) & set(shown.turns)) / len(question.evidence)
 
 
-def summarize(questions: Iterable, outcomes: dict) -> dict[str, dict[str, float]]:
-    """Per category group: the share with ALL evidence shown, mean evidence recall, rows and characters."""
-    out = {}
-    for group, categories in GROUPS.items():
-        chosen = [q for q in questions if q.category in categories and (q.user_id, q.index) in outcomes]
-        out[group] = summary_of(chosen, outcomes)
-    return out
-
-
 def summary_of(chosen: list, outcomes: dict) -> dict[str, float]:
+    """The share with ALL evidence shown, mean evidence recall, rows and characters."""
     if not chosen:
         return {"all_evidence": 0.0, "mean_evidence_recall": 0.0, "turn_rows": 0.0, "fact_rows": 0.0,
                 "chars": 0.0, "n": 0}
-    shown = [outcomes[(q.user_id, q.index)] for q in chosen]
+    shown = [outcomes[key_of(q)] for q in chosen]
     recalls = [evidence_recall(q, s) for q, s in zip(chosen, shown, strict=True)]
     return {"all_evidence": round(sum(r == 1.0 for r in recalls) / len(chosen), 4),
             "mean_evidence_recall": round(statistics.fmean(recalls), 4),
@@ -256,202 +298,127 @@ def summary_of(chosen: list, outcomes: dict) -> dict[str, float]:
             "chars": round(statistics.fmean(s.chars for s in shown), 1), "n": len(chosen)}
 
 
-def lane_summary(questions: list, found: dict) -> dict[str, dict[str, float]]:
-    """Per lane, categories 1-4: evidence the lane's hits reach on their own, and evidence only it reaches."""
+def summarize(questions: list, outcomes: dict) -> dict[str, dict[str, float]]:
+    """Per category group (see GROUPS)."""
+    return {group: summary_of([q for q in questions if q.category in categories], outcomes)
+            for group, categories in GROUPS.items()}
+
+
+def at_budgets(questions: list, outcomes: dict) -> dict[str, dict]:
+    """`summarize` at the default budget and at the first 10 TURN rows of the same ranking."""
+    return {str(k): summarize(questions, {key: shown.first(k) for key, shown in outcomes.items()})
+            for k in BUDGETS}
+
+
+def key_of(question) -> tuple[str, int]:
+    return (question.user_id, question.index)
+
+
+def share(questions: list, outcomes: dict, k: int) -> float:
+    """All-evidence share of category 1-4 questions within the first `k` TURN rows."""
     chosen = [q for q in questions if q.category in GROUPS["1-4"]]
-    lanes = sorted({lane for q in chosen for lane in found[(q.user_id, q.index)]})
-    out = {}
-    total_evidence = sum(len(q.evidence) for q in chosen)
-    for lane in lanes:
-        alone, all_found, only = [], 0, 0
-        for q in chosen:
-            by_lane = found[(q.user_id, q.index)]
-            mine = set(by_lane.get(lane, ()))
-            others = {t for name, turns in by_lane.items() if name != lane for t in turns}
-            hit = set(q.evidence) & mine
-            alone.append(len(hit) / len(q.evidence))
-            all_found += hit == set(q.evidence)
-            only += len(hit - others)
-        out[lane] = {"mean_evidence_recall": round(statistics.fmean(alone), 4),
-                     "all_evidence": round(all_found / len(chosen), 4),
-                     "evidence_only_this_lane": round(only / total_evidence, 4)}
+    return sum(set(q.evidence) <= set(outcomes[key_of(q)].turns[:k]) for q in chosen) / max(len(chosen), 1)
+
+
+# -- tuning: leave one conversation out ------------------------------------------------------------
+def grid_configs(size: int, seed: int = 7) -> list[dict]:
+    """The defaults plus a seeded sample of `size - 1` other combinations of GRID."""
+    combos = [dict(zip(GRID, values, strict=True)) for values in itertools.product(*GRID.values())]
+    others = [c for c in combos if c != DEFAULTS]
+    return [dict(DEFAULTS), *random.Random(seed).sample(others, min(size - 1, len(others)))]
+
+
+def leave_one_out(questions: list, users: list[str], configs: list[dict], outcomes: list[dict]) -> dict:
+    """For each conversation: the config best on the other four (mean of the all-evidence shares at
+    both budgets, categories 1-4), and what it scores on the held-out one."""
+    def score(i: int, members: set[str], k: int) -> float:
+        return share([q for q in questions if q.user_id in members], outcomes[i], k)
+
+    folds = []
+    for held_out in users:
+        dev = set(users) - {held_out}
+        best = max(range(len(configs)), key=lambda i: sum(score(i, dev, k) for k in BUDGETS))
+        folds.append({"held_out": held_out, "config": configs[best],
+                      "dev": {str(k): round(score(best, dev, k), 4) for k in BUDGETS},
+                      "held_out_score": {str(k): round(score(best, {held_out}, k), 4) for k in BUDGETS},
+                      "n": sum(q.user_id == held_out and q.category in GROUPS["1-4"] for q in questions)})
+    total = sum(f["n"] for f in folds)
+    mean = {str(k): round(sum(f["held_out_score"][str(k)] * f["n"] for f in folds) / total, 4)
+            for k in BUDGETS}
+    in_sample = max(range(len(configs)), key=lambda i: sum(score(i, set(users), k) for k in BUDGETS))
+    return {"folds": folds, "mean": mean, "grid_size": len(configs), "defaults": DEFAULTS,
+            "defaults_score": {str(k): round(score(0, set(users), k), 4) for k in BUDGETS},
+            "best_in_sample": {"config": configs[in_sample],
+                               **{str(k): round(score(in_sample, set(users), k), 4) for k in BUDGETS}}}
+
+
+# -- per question ----------------------------------------------------------------------------------
+def per_question(questions: list, shown: dict, lane_ranks: dict, orders: dict) -> list[dict]:
+    """One entry per question: ids, evidence, the TURN rows shown (best first) and, for each evidence
+    turn not shown, its rank in each turn lane (top LANE_DEPTH) and in full BM25 / dense rankings."""
+    out = []
+    for q in questions:
+        key = key_of(q)
+        bm25, dense = orders[key]
+        missed = []
+        for turn in q.evidence:
+            if turn in shown[key].turns:
+                continue
+            ranks = {lane: found.get(turn) for lane, found in lane_ranks[key].items()}
+            ranks["bm25_full"] = bm25.index(turn) + 1 if turn in bm25 else None
+            ranks["dense_full"] = dense.index(turn) + 1
+            missed.append({"turn": turn, "ranks": ranks})
+        out.append({"id": f"{q.conversation} qa[{q.index}]", "category": q.category,
+                    "evidence": list(q.evidence), "shown": shown[key].turns, "missed": missed})
     return out
 
 
-def rank_bucket(rank: int, lane_width: int, budget: int) -> str:
-    if rank <= lane_width:
-        return f"1-{lane_width} (inside one lane's width)"
-    if rank <= budget:
-        return f"{lane_width + 1}-{budget} (inside recall's total turn budget)"
-    if rank <= 50:
-        return f"{budget + 1}-50"
-    return "> 50"
-
-
-def miss_reasons(questions: list, outcomes: dict, orders: dict, fact_sources: dict[str, set[str]],
-                 budget: int, lane_width: int) -> tuple[dict[str, Counter], dict[int, list[dict]]]:
-    """Why evidence was missed (categories 1-4): the missing turn's best rank in the full BM25 and dense
-    rankings of its user's turns, whether it shares a word with the question, and whether an observation
-    fact cites it; plus up to three examples per category (ids only, no dataset text)."""
-    reasons: dict[str, Counter] = defaultdict(Counter)
-    examples: dict[int, list[dict]] = defaultdict(list)
-    for q in questions:
-        if q.category not in GROUPS["1-4"]:
+def miss_buckets(entries: list[dict]) -> dict[str, Counter]:
+    """Categories 1-4: missed evidence turns by their best rank in any single lane or full ranking."""
+    buckets: dict[str, Counter] = defaultdict(Counter)
+    for entry in entries:
+        if entry["category"] == 5:
             continue
-        shown = outcomes[(q.user_id, q.index)]
-        missing = [e for e in q.evidence if e not in shown.turns]
-        if not missing:
-            continue
-        bm25, dense = orders[(q.user_id, q.index)]
-        details = []
-        for turn in missing:
-            bm25_rank = bm25.index(turn) + 1 if turn in bm25 else None
-            dense_rank = dense.index(turn) + 1
-            cited = turn in fact_sources.get(q.user_id, set())
-            bucket = rank_bucket(min(r for r in (bm25_rank, dense_rank) if r is not None), lane_width, budget)
-            reasons[bucket].update({"missing": 1, "no_shared_word": bm25_rank is None, "cited": cited})
-            details.append({"turn": turn, "bm25_rank": bm25_rank, "dense_rank": dense_rank,
-                            "cited_by_fact": cited, "best_rank": bucket})
-        if len(examples[q.category]) < 3:
-            examples[q.category].append({"question": f"{q.conversation} qa[{q.index}]",
-                                         "evidence": len(q.evidence), "missing": details})
-    return dict(reasons), dict(examples)
-
-
-# -- report ----------------------------------------------------------------------------------------
-def stats_row(name: str, stats: dict) -> list:
-    return [name, stats["n"], stats["all_evidence"], stats["mean_evidence_recall"], stats["turn_rows"],
-            stats["fact_rows"], stats["chars"]]
-
-
-STATS_HEADERS = ["run", "n", "all evidence shown", "mean evidence recall", "TURN rows", "FACT rows", "chars"]
-
-
-def plot(path: Path, bars: list[tuple[str, float]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 0.35 * len(bars) + 1.2))
-    names = [b[0] for b in bars][::-1]
-    values = [b[1] for b in bars][::-1]
-    colors = ["#2b6cb0" if n.startswith("recall") else "#a0aec0" for n in names]
-    ax.barh(names, values, color=colors)
-    for y, v in enumerate(values):
-        ax.text(v + 0.005, y, f"{v:.2f}", va="center", fontsize=8)
-    ax.axvline(0.8, color="#c53030", linestyle="--", linewidth=1, label="target 0.80")
-    ax.set_xlim(0, 1.05)
-    ax.set_xlabel("share of category 1-4 questions with ALL evidence turns shown")
-    ax.set_title("LoCoMo evidence recall (embedded runtime, all-MiniLM-L6-v2)")
-    ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def _data_lines(extra: dict) -> list[str]:
-    emb = extra["embedding"]
-    cached = " (measured when the cache was built; this run reused it)" if emb["from_cache"] else ""
-    return [
-        f"- Conversations: {', '.join(extra['users'])} ({extra['turns']} turns, "
-        f"{extra['facts']} observation facts, one graph)",
-        f"- Questions: {extra['questions']} scored; {extra['no_evidence']} skipped (no evidence turn)",
-        f"- Evidence references repaired: {extra['repaired']}; dropped (no such turn): {extra['dropped']}",
-        f"- Embedding: {emb['units']} units in {emb['seconds']} s = **{emb['units_per_s']} units/s** "
-        f"through `recall.embed`{cached}",
-        f"- Rendered TURN/FACT rows agree with `recalled`: {extra['agree']} of {extra['calls']} calls",
-        f"- Mean `recall.render` time per question: {extra['render_ms']:.1f} ms "
-        "(question embedding included)",
-    ]
-
-
-def _miss_lines(extra: dict) -> list[str]:
-    order = sorted(extra["reasons"].items(), key=lambda kv: int(re.search(r"\d+", kv[0]).group()))
-    rows = [[bucket, c["missing"], c["no_shared_word"], c["cited"]] for bucket, c in order]
-    lines = ["Each missing evidence turn is placed by its best rank in the full BM25 and dense rankings of "
-             f"its user's turns (lane width {extra['lane_width']}, recall's mean turn budget "
-             f"{extra['budget']}).", "",
-             markdown_table(["best single-lane rank", "missing evidence turns", "shares no word with the "
-                             "question", "cited by an observation fact"], rows), "",
-             "A sample per category (ids into the LoCoMo files; the dataset's text is not copied here):", ""]
-    for category, examples in sorted(extra["examples"].items()):
-        lines.append(f"- Category {category}:")
-        for example in examples:
-            missing = "; ".join(
-                f"{m['turn']} (BM25 rank {m['bm25_rank'] or 'none: no shared word'}, dense rank "
-                f"{m['dense_rank']}, {'cited' if m['cited_by_fact'] else 'not cited'} by a fact)"
-                for m in example["missing"])
-            lines.append(f"  - {example['question']}, {example['evidence']} evidence turn(s); "
-                         f"missing {missing}")
-    return lines
-
-
-def write_report(out_dir: Path, info: dict, results: dict, extra: dict) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    side = extra["side_by_side"]
-    lane_rows = [[lane, s["mean_evidence_recall"], s["all_evidence"], s["evidence_only_this_lane"]]
-                 for lane, s in extra["lanes"].items()]
-    lines = [
-        "# LoCoMo evidence recall", "",
-        "Figures from the **embedded runtime** (the in-process stand-in for Memgraph's procedure host), "
-        "model all-MiniLM-L6-v2. Headline: share of questions whose evidence turns ALL appear as TURN "
-        "rows of `recall.render`'s block; category 5 (adversarial) is reported on its own.", "",
-        *provenance_lines(info), "", "## Data", "", *_data_lines(extra), "",
-        "## Recall with the default widths", "",
-        markdown_table(STATS_HEADERS, [stats_row(f"recall, category {g}", results["recall"][g])
-                                       for g in GROUPS]), "",
-        "Per conversation (categories 1-4):", "",
-        markdown_table(STATS_HEADERS, [stats_row(u, s) for u, s in extra["per_conversation"].items()]), "",
-        "## Side by side (categories 1-4)", "",
-        "Baselines show, for each question, as many turns as recall showed for it (`matched`: the same "
-        "total), or a fixed 10 or 20; BM25 shows fewer when fewer turns share a word with the question. "
-        f"`10 TURN rows` uses {TEN_ROWS} (FACT rows still shown); `10 rows, no facts` uses "
-        f"{TEN_ROWS_NO_FACTS} (at most 10 rows in all).", "",
-        markdown_table(STATS_HEADERS, [stats_row(name, s["1-4"]) for name, s in side]), "",
-        "## Ablation (one lane off; `fact lanes` = entities, facts and user_facts off)", "",
-        markdown_table(STATS_HEADERS, [stats_row(f"without {lane}", s["1-4"])
-                                       for lane, s in results["ablation"].items()]), "",
-        "## Per lane (`recall.lanes`, categories 1-4)", "",
-        "`alone`: evidence that lane's hits reach by themselves (a fact counts for its source turn); "
-        "`only`: share of all evidence turns that no other lane reached.", "",
-        markdown_table(["lane", "mean evidence recall alone", "all evidence alone", "only this lane"],
-                       lane_rows), "",
-        "## Where recall misses (categories 1-4, default widths)", "", *_miss_lines(extra), "",
-        "![evidence recall](locomo.png)", ""]
-    (out_dir / "README.md").write_text("\n".join(lines))
-    plot(out_dir / "locomo.png", [(name, s["1-4"]["all_evidence"]) for name, s in side])
-    details = {"provenance": info, **results, **{k: v for k, v in extra.items() if k != "side_by_side"},
-               "side_by_side": dict(side)}
-    (out_dir / "details.json").write_text(json.dumps(details, indent=1, default=str))
+        for miss in entry["missed"]:
+            ranks = [r for lane, r in miss["ranks"].items() if r is not None and lane != "fused"]
+            best = min(ranks)
+            bucket = ("1-24" if best <= 24 else "25-50" if best <= 50 else "51-200" if best <= 200
+                      else "> 200")
+            buckets[bucket].update({"missing": 1, "no_shared_word": miss["ranks"]["bm25_full"] is None})
+    return dict(buckets)
 
 
 # -- main ------------------------------------------------------------------------------------------
 def run_all(name: str, questions: list, call: Callable) -> dict:
-    outcomes = {}
-    for q in tqdm(questions, desc=name, unit="q", leave=False):
-        outcomes[(q.user_id, q.index)] = call(q)
-    return outcomes
+    return {key_of(q): call(q) for q in tqdm(questions, desc=name, unit="q", leave=False)}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--conversations", nargs="+", type=Path, required=True,
                         help="LoCoMo conversation files (conv-*.json, or locomo10.json)")
     parser.add_argument("--json", type=Path, help="write the headline figures here")
     parser.add_argument("--results", type=Path, default=ROOT / "results" / "locomo",
-                        help="folder for the markdown report and plot (default results/locomo)")
+                        help="folder for the report, plot and per-question file (default results/locomo)")
     parser.add_argument("--cache", type=Path, default=ROOT / "results" / "cache",
                         help="folder for embedded graph exports (default results/cache, gitignored)")
     parser.add_argument("--limit", type=int, default=None,
                         help="only the first N questions of each conversation (quick checks)")
+    parser.add_argument("--grid", type=int, default=24,
+                        help="configs in the leave-one-conversation-out grid, defaults included (default 24)")
     args = parser.parse_args(argv)
     for path in args.conversations:
         if not path.is_file():
             parser.error(f"--conversations: no such file {path}")
     if args.limit is not None and args.limit < 1:
         parser.error(f"--limit: expected an integer >= 1, got {args.limit}")
+    if args.grid < 1:
+        parser.error(f"--grid: expected an integer >= 1, got {args.grid}")
+    return args
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
     model = configure_model()
     from memgraph_recall.datasets.locomo import build_graph
     from memgraph_recall.embedded import Runtime
@@ -469,80 +436,67 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit:
         per_user: Counter = Counter()
         scored = [q for q in scored if (per_user.update([q.user_id]) or per_user[q.user_id] <= args.limit)]
-    agree = Counter()
-    render_seconds: list[float] = []
+    baselines = Baselines(users, scored, model)
+    recall = Recall(runtime, model, by_minute, {key: v.tolist() for key, v in baselines.vectors.items()})
 
-    def recall_call(config: dict, timed: bool = False) -> Callable:
-        def call(q) -> Shown:
-            start = time.perf_counter()
-            shown, ok = render(runtime, q, model, config, by_minute)
-            if timed:
-                render_seconds.append(time.perf_counter() - start)
-            agree[ok] += 1
-            return shown
-        return call
-
-    runs: dict[str, dict] = {"recall": run_all("recall", scored, recall_call({}, timed=True))}
-    found = {(q.user_id, q.index): lane_turns(runtime, q, model) for q in tqdm(scored, desc="recall.lanes",
-                                                                              leave=False)}
-    ablation = {}
+    shown = run_all("recall (timed)", scored, recall.timed)
+    ranked = {"recall": run_all("recall", scored, lambda q: recall.ranked(q, {}))}
+    ranked["recall, speaker off"] = run_all("speaker off", scored,
+                                            lambda q: recall.ranked(q, SIGNALS["speaker"]))
+    no_facts = {"lanes": NO_FACT_LANES, "turns_budget": DEFAULT_BUDGET}
+    ranked["recall without fact lanes"] = run_all("no facts", scored, lambda q: recall.ranked(q, no_facts))
+    ranked["recall without fact lanes, speaker off"] = run_all(
+        "no facts, speaker off", scored, lambda q: recall.ranked(q, {**no_facts, **SIGNALS["speaker"]}))
+    signal_runs = {name: run_all(f"without {name}", scored, lambda q, c=config: recall.ranked(q, c))
+                   for name, config in SIGNALS.items()}
+    lane_runs = {}
     for lane in (*LANES, "fact lanes"):
         off = FACT_LANES if lane == "fact lanes" else (lane,)
-        ablation[lane] = run_all(f"without {lane}", scored,
-                                 recall_call({"lanes": [x for x in LANES if x not in off]}))
-    runs["recall, 10 TURN rows"] = run_all("10 TURN rows", scored, recall_call(TEN_ROWS))
-    runs["recall, 10 rows, no facts"] = run_all("10 rows", scored, recall_call(TEN_ROWS_NO_FACTS))
-    for name in ("recall, 10 TURN rows", "recall, 10 rows, no facts"):
-        if max(len(s.turns) for s in runs[name].values()) > 10:
-            raise RuntimeError(f"{name} showed more than 10 TURN rows")
-
-    baselines = Baselines(users, scored, model)
-    orders = {(q.user_id, q.index): (baselines.bm25_order(q), baselines.dense_order(q)) for q in scored}
-    matched = {}
+        config = {"lanes": [x for x in LANES if x not in off], "turns_budget": DEFAULT_BUDGET}
+        lane_runs[lane] = run_all(f"without {lane}", scored, lambda q, c=config: recall.ranked(q, c))
+    orders = {key_of(q): (baselines.bm25_order(q), baselines.dense_order(q)) for q in scored}
     for position, kind in enumerate(("bm25", "dense")):
-        matched[kind] = {key: baselines.shown(orders[key][position], q, len(runs["recall"][key].turns))
-                         for q in scored for key in [(q.user_id, q.index)]}
-        for k in FIXED_BUDGETS:
-            runs[f"{kind}, {k} turns"] = {key: baselines.shown(orders[key][position], q, k)
-                                          for q in scored for key in [(q.user_id, q.index)]}
+        ranked[f"{kind} alone"] = {key: Shown(order[position][:DEFAULT_BUDGET])
+                                   for key, order in orders.items()}
+    configs = grid_configs(args.grid)
+    grid = [run_all(f"grid {i + 1}/{len(configs)}", scored, lambda q, c=config: recall.ranked(q, c))
+            for i, config in enumerate(configs)]
+    lane_ranks = {key_of(q): recall.lane_ranks(q) for q in tqdm(scored, desc="recall.lanes", leave=False)}
 
-    budget = round(summary_of(scored, runs["recall"])["turn_rows"])
-    lane_width = 8  # turns_k and text_k defaults of recall.render
-    reasons, examples = miss_reasons(scored, runs["recall"], orders, fact_sources, budget, lane_width)
+    questions = per_question(scored, ranked["recall"], lane_ranks, orders)
+    ten = run_all("turns_budget 10", scored, lambda q: recall.ranked(q, {"turns_budget": 10}))
+    prefix_ok = all(ten[key].turns == ranked["recall"][key].turns[:10] for key in ten)
     results = {
-        "recall": summarize(scored, runs["recall"]),
-        "baselines": {kind: summarize(scored, matched[kind]) for kind in matched},
-        "ablation": {lane: summarize(scored, outcome) for lane, outcome in ablation.items()},
+        "recall": summarize(scored, shown),
+        "side_by_side": {name: at_budgets(scored, outcome) for name, outcome in ranked.items()},
+        "signals_off": {name: at_budgets(scored, outcome) for name, outcome in signal_runs.items()},
+        "lanes_off": {name: at_budgets(scored, outcome) for name, outcome in lane_runs.items()},
+        "leave_one_out": leave_one_out(scored, data.users, configs, grid),
     }
-    side_by_side = [("recall (default widths)", results["recall"]),
-                    ("recall, 10 TURN rows", summarize(scored, runs["recall, 10 TURN rows"])),
-                    ("recall, 10 rows, no facts", summarize(scored, runs["recall, 10 rows, no facts"])),
-                    ("recall without fact lanes", results["ablation"]["fact lanes"]),
-                    ("bm25, matched", results["baselines"]["bm25"]),
-                    ("dense, matched", results["baselines"]["dense"])]
-    side_by_side += [(name, summarize(scored, outcome)) for name, outcome in runs.items()
-                     if name.startswith(("bm25", "dense"))]
-    issues = data.evidence_issues
     extra = {
         "users": data.users, "turns": data.turns, "facts": data.facts, "questions": len(scored),
         "no_evidence": sum(1 for q in data.questions if not q.evidence),
-        "repaired": sum(1 for i in issues if i.resolved), "dropped": sum(1 for i in issues if not i.resolved),
-        "embedding": embedding, "agree": agree[True], "calls": agree[True] + agree[False],
-        "render_ms": 1000 * statistics.fmean(render_seconds),
+        "repaired": sum(1 for i in data.evidence_issues if i.resolved),
+        "dropped": sum(1 for i in data.evidence_issues if not i.resolved),
+        "embedding": embedding, "agree": recall.agree[True], "calls": sum(recall.agree.values()),
+        "render_ms": 1000 * statistics.fmean(recall.seconds), "prefix_ok": prefix_ok,
         "per_conversation": {user: summary_of([q for q in scored if q.user_id == user and q.category < 5],
-                                              runs["recall"]) for user in data.users},
-        "side_by_side": side_by_side, "lanes": lane_summary(scored, found),
-        "budget": budget, "lane_width": lane_width, "reasons": reasons, "examples": examples,
+                                              shown) for user in data.users},
+        "misses": miss_buckets(questions), "fact_sources": sum(len(v) for v in fact_sources.values()),
     }
-    write_report(args.results, info, results, extra)
+    write_report(args.results, info, results, extra, questions)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
-    head = results["recall"]["1-4"]
-    print(f"recall, categories 1-4: all evidence {head['all_evidence']:.3f}, mean recall "
-          f"{head['mean_evidence_recall']:.3f}, {head['turn_rows']:.1f} TURN rows, {head['chars']:.0f} chars "
-          f"(n={head['n']}); report in {args.results}")
-    if agree[False]:
-        print(f"WARNING: rendered rows disagree with `recalled` in {agree[False]} calls", file=sys.stderr)
+    head = results["side_by_side"]["recall"]
+    print(f"recall, categories 1-4: all evidence {head[str(DEFAULT_BUDGET)]['1-4']['all_evidence']:.3f} at "
+          f"{DEFAULT_BUDGET} TURN rows, {head['10']['1-4']['all_evidence']:.3f} at 10; category 5 "
+          f"{head[str(DEFAULT_BUDGET)]['5']['all_evidence']:.3f}; leave-one-out mean "
+          f"{results['leave_one_out']['mean']}; report in {args.results}")
+    if recall.agree[False]:
+        print(f"WARNING: rendered rows disagree with `recalled` in {recall.agree[False]} calls",
+              file=sys.stderr)
+    if not prefix_ok:
+        print("WARNING: turns_budget=10 did not show the first 10 of the default ranking", file=sys.stderr)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The LoCoMo loader on slices of real conversations (read from /work/shared at test time)."""
+"""The LoCoMo loader on slices of real conversations (read from ../shared beside the checkout)."""
 
 import json
 import re
@@ -15,7 +15,7 @@ from memgraph_recall.datasets.locomo import (
     relation_type,
 )
 
-LOCOMO = Path("/work/shared/data/locomo")
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo"
 pytestmark = pytest.mark.skipif(not (LOCOMO / "conv-26.json").is_file(),
                                 reason=f"LoCoMo conversations not found in {LOCOMO}")
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-LOCOMO = Path("/work/shared/data/locomo")
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = ROOT / "scripts"
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo"  # the project's shared data, beside the checkout
 sys.path.insert(0, str(SCRIPTS))
 
 import bench_scale  # noqa: E402
@@ -41,19 +42,28 @@ def test_eval_locomo_small_slice(tmp_path):
     path.write_text(json.dumps(keep))
     out = tmp_path / "out.json"
     args = ["--conversations", str(path), "--limit", "3", "--results", str(tmp_path / "res"),
-            "--cache", str(tmp_path / "cache"), "--json", str(out)]
+            "--cache", str(tmp_path / "cache"), "--json", str(out), "--grid", "2"]
     assert eval_locomo.main(args) == 0
     headline = json.loads(out.read_text())
-    assert set(headline) == {"recall", "baselines", "ablation"}
-    assert set(headline["baselines"]) == {"bm25", "dense"}
-    assert set(headline["ablation"]) == {*eval_locomo.LANES, "fact lanes"}
-    assert set(headline["recall"]["1-4"]) == STATS and headline["recall"]["1-4"]["n"] == 3
-    # the same budget: dense fills it; BM25 shows only turns sharing a word with the question
-    assert headline["baselines"]["dense"]["1-4"]["turn_rows"] == headline["recall"]["1-4"]["turn_rows"]
-    assert 0 < headline["baselines"]["bm25"]["1-4"]["turn_rows"] <= headline["recall"]["1-4"]["turn_rows"]
+    assert set(headline) == {"recall", "side_by_side", "signals_off", "lanes_off", "leave_one_out"}
+    assert {"recall", "recall, speaker off", "recall without fact lanes", "bm25 alone", "dense alone"} <= set(
+        headline["side_by_side"]
+    )
+    assert set(headline["signals_off"]) == set(eval_locomo.SIGNALS)
+    assert set(headline["lanes_off"]) == {*eval_locomo.LANES, "fact lanes"}
+    recall = headline["side_by_side"]["recall"]
+    assert set(recall) == {"24", "10"} and set(recall["24"]) == set(eval_locomo.GROUPS)
+    assert set(recall["24"]["1-4"]) == STATS and recall["24"]["1-4"]["n"] == 3
+    assert recall["10"]["1-4"]["turn_rows"] <= 10 and recall["24"]["1-4"]["turn_rows"] <= 24
+    assert headline["recall"]["1-4"]["turn_rows"] == recall["24"]["1-4"]["turn_rows"]
+    assert len(headline["leave_one_out"]["folds"]) == 1 and headline["leave_one_out"]["grid_size"] == 2
     report = (tmp_path / "res" / "README.md").read_text()
     assert "embedded runtime" in report and "Command:" in report and "Machine:" in report
-    assert "agree with `recalled`: 30 of 30 calls" in report  # 3 questions x 10 renders
+    assert "agree with `recalled`: 3 of 3 calls" in report
+    assert "first 10 turns of the default ranking: yes" in report
+    entries = [json.loads(line) for line in (tmp_path / "res" / "questions.jsonl").read_text().splitlines()]
+    assert len(entries) == 3 and all(e["evidence"] and len(e["shown"]) <= 24 for e in entries)
+    assert all(set(m["ranks"]) >= {"bm25_full", "dense_full"} for e in entries for m in e["missed"])
     assert (tmp_path / "res" / "locomo.png").stat().st_size > 0
     assert len(list((tmp_path / "cache").glob("locomo-*.json"))) == 2  # graph and meta, reused next run
     assert eval_locomo.main(args) == 0
