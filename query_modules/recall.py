@@ -16,7 +16,15 @@ from typing import Any
 import mgp
 from recall_lib.cache import RecallCache, cache_rows
 from recall_lib.config import LANES, RecallConfig, parse_config
-from recall_lib.embedding import Units, all_units, compute_vectors, owned_units, plan_embedding, write_vectors
+from recall_lib.embedding import (
+    Units,
+    all_units,
+    compute_vectors,
+    encodable,
+    owned_units,
+    plan_embedding,
+    write_vectors,
+)
 from recall_lib.lanes import DERIVED, LaneResults, run_lanes
 from recall_lib.memory import UserMemory
 from recall_lib.models import ModelRegistry, ModelState
@@ -83,6 +91,8 @@ def find_user(live: _LiveGraph, user: Any) -> Any:
 def _question(question: Any) -> str:
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"question must be a non-empty string, got {question!r}")
+    if not encodable(question):
+        raise ValueError("question must be valid Unicode text; it holds a lone surrogate")
     return question
 
 
@@ -271,6 +281,8 @@ def embed(
         lambda texts: MODELS.embed_documents(texts, model, cfg.batch_size),
         cfg.batch_size,
         ctx.check_must_abort,
+        model,
+        state.dimension,
     )
     counts = write_vectors(plan.todo, vectors, model)
     if any(counts.values()):  # cached snapshots hold the old vectors (or none): read them again

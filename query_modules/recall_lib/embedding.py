@@ -141,23 +141,62 @@ def all_units(vertices: Iterable[Any], abort: Callable[[], None]) -> Units:
 class EmbedPlan:
     todo: list[Unit]
     remaining: int
+    unembeddable: int  # units skipped because a text of theirs cannot be embedded (not in `remaining`)
 
 
-def plan_embedding(units: Sequence[Unit], model: str, dim: int, limit: int) -> EmbedPlan:
-    """The first `limit` units without a current vector from `model`, and how many are left after them."""
-    missing = [u for u in units if u.status(model, dim) != CURRENT]
-    return EmbedPlan(missing[:limit], max(0, len(missing) - limit))
+def encodable(text: str) -> bool:
+    """Whether `text` is valid Unicode a tokenizer accepts: a lone UTF-16 surrogate (which a Bolt client
+    can send inside a string) makes tokenizers raise for the whole batch it is in."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def plan_embedding(
+    units: Sequence[Unit], model: str, dim: int, limit: int, embeddable: Callable[[str], bool] = encodable
+) -> EmbedPlan:
+    """The first `limit` units without a current vector from `model`, and how many are left after them.
+
+    A unit with a text `embeddable` refuses is skipped and counted, never tried: one bad message must
+    not block the others (or other users) on every call.
+    """
+    missing, skipped = [], 0
+    for unit in units:
+        if unit.status(model, dim) == CURRENT:
+            continue
+        if all(map(embeddable, unit.texts)):
+            missing.append(unit)
+        else:
+            skipped += 1
+    return EmbedPlan(missing[:limit], max(0, len(missing) - limit), skipped)
+
+
+class EmbedBatchError(RuntimeError):
+    """A model returned vectors that do not match the texts it was given: nothing is written."""
 
 
 def compute_vectors(
-    todo: Sequence[Unit], embed: Callable[[list[str]], np.ndarray], batch_size: int, abort: Callable[[], None]
+    todo: Sequence[Unit],
+    embed: Callable[[list[str]], np.ndarray],
+    batch_size: int,
+    abort: Callable[[], None],
+    model: str,
+    dim: int,
 ) -> list[list[list[float]]]:
-    """Each unit's vectors (one per text), as plain float lists; nothing is written here."""
+    """Each unit's vectors (one per text), as plain float lists; nothing is written here.
+
+    Every batch's output is checked before anything is kept: as many rows as texts, each of the
+    model's dimension, finite and not zero. A model that returns fewer vectors would otherwise shift
+    every later vector onto the wrong message.
+    """
     texts = [t for unit in todo for t in unit.texts]
     parts = []
-    for start in range(0, len(texts), batch_size):
+    for number, start in enumerate(range(0, len(texts), batch_size), 1):
         abort()
-        parts.append(np.asarray(embed(texts[start : start + batch_size]), dtype=np.float32))
+        batch = texts[start : start + batch_size]
+        parts.append(checked_batch(embed(batch), len(batch), dim, model, number))
     abort()
     flat = np.concatenate(parts).tolist() if parts else []
     vectors, cursor = [], 0
@@ -165,6 +204,31 @@ def compute_vectors(
         vectors.append(flat[cursor : cursor + len(unit.texts)])
         cursor += len(unit.texts)
     return vectors
+
+
+def checked_batch(output: Any, texts: int, dim: int, model: str, number: int) -> np.ndarray:
+    """`output` as a float32 matrix of `texts` rows of `dim`, or an EmbedBatchError naming the model,
+    the batch and what was wrong."""
+
+    def fail(problem: str) -> EmbedBatchError:
+        return EmbedBatchError(
+            f"embedding model {model!r} returned {problem} for batch {number} ({texts} texts); "
+            "recall.embed wrote nothing"
+        )
+
+    try:
+        matrix = np.asarray(output, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise fail(f"something that is not a matrix of numbers ({exc})") from exc
+    if matrix.ndim != 2 or matrix.shape[0] != texts:
+        raise fail(f"an array of shape {matrix.shape}, expected {texts} vectors")
+    if matrix.shape[1] != dim:
+        raise fail(f"vectors of dimension {matrix.shape[1]}, expected the model's {dim}")
+    if not np.isfinite(matrix).all():
+        raise fail("vectors with NaN or infinite values")
+    if not np.linalg.norm(matrix, axis=1).all():
+        raise fail("an all-zero vector")
+    return matrix
 
 
 def write_vectors(todo: Sequence[Unit], vectors: Sequence[list[list[float]]], model: str) -> Counter:

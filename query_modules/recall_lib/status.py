@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from .embedding import KINDS, Units
+from .embedding import KINDS, Units, encodable
 from .models import ModelState
 from .vectors import CURRENT, MALFORMED, OTHER_MODEL
 
@@ -29,7 +29,8 @@ def model_rows(states: Sequence[ModelState], default_model: str) -> list[dict[st
 
 
 def unit_rows(units: Units, states: Sequence[ModelState]) -> list[dict[str, Any]]:
-    """Per kind: units, with/without a current vector per configured model, other models', malformed."""
+    """Per kind: units, with/without a current vector per configured model (those a text of which cannot
+    be embedded counted apart, as `unembeddable`), other models' vectors, malformed."""
     rows = []
     malformed = Counter(units.malformed)
     configured = {s.name for s in states}
@@ -38,16 +39,24 @@ def unit_rows(units: Units, states: Sequence[ModelState]) -> list[dict[str, Any]
         rows.append(status_row("units", kind, count=len(of_kind)))
         for state in states:
             statuses = Counter(u.status(state.name, state.dimension) for u in of_kind)
+            unembeddable = sum(
+                1
+                for u in of_kind
+                if not all(map(encodable, u.texts)) and u.status(state.name, state.dimension) != CURRENT
+            )
             rows.append(status_row("with_vectors", kind, state.name, statuses[CURRENT]))
             rows.append(
                 status_row(
                     "without_vectors",
                     kind,
                     state.name,
-                    len(of_kind) - statuses[CURRENT],
+                    len(of_kind) - statuses[CURRENT] - unembeddable,
                     None if state.loaded else "model not loaded: dimension unchecked",
                 )
             )
+            if unembeddable:
+                detail = "a text holds invalid Unicode (a lone surrogate): skipped by recall.embed"
+                rows.append(status_row("unembeddable", kind, state.name, unembeddable, detail))
             for status, count in statuses.items():
                 if status.startswith(MALFORMED):
                     malformed[f"{kind}: {status.removeprefix(MALFORMED)}"] += count
