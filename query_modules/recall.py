@@ -26,13 +26,14 @@ from recall_lib.embedding import (
     write_vectors,
 )
 from recall_lib.lanes import DERIVED, LaneResults, run_lanes
+from recall_lib.limits import Ceilings
 from recall_lib.memory import UserMemory
 from recall_lib.models import ModelRegistry, ModelState
 from recall_lib.ownership import GraphIndex, collect_owned, id_text, labels_of
 from recall_lib.render import RenderContext
 from recall_lib.render import render as render_rows
 from recall_lib.rows import merge_rows
-from recall_lib.status import model_rows, status_row, unit_rows
+from recall_lib.status import limit_rows, model_rows, status_row, unit_rows
 from recall_lib.timeparse import parse_date_arg
 from recall_lib.vector_rows import unit_query
 from recall_lib.verify import verify_results, without_items
@@ -40,6 +41,7 @@ from recall_lib.verify import verify_results, without_items
 VERSION = "0.1.0"
 MODELS = ModelRegistry()
 CACHE = RecallCache()
+LIMITS = Ceilings.from_env()
 _VECTOR_LANES = frozenset(LANES) - {"text"}
 
 
@@ -91,6 +93,11 @@ def find_user(live: _LiveGraph, user: Any) -> Any:
 def _question(question: Any) -> str:
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"question must be a non-empty string, got {question!r}")
+    if len(question) > LIMITS.question_chars:
+        raise ValueError(
+            f"question is {len(question)} characters, above this server's ceiling of "
+            f"{LIMITS.question_chars} (RECALL_MAX_QUESTION_CHARS)"
+        )
     if not encodable(question):
         raise ValueError("question must be valid Unicode text; it holds a lone surrogate")
     return question
@@ -172,7 +179,7 @@ def render(
 ) -> mgp.Record(text=str, recalled=mgp.Map):
     """The rows an LLM answers from: a header with reading rules, then MEMORY/FACT/TURN lines."""
     question = _question(question)
-    cfg = parse_config(config, "render")
+    cfg = parse_config(config, "render", LIMITS)
     day = parse_date_arg(today, "today")
     memory, results, model = _recall(ctx, user, question, cfg, day)
     rows = merge_rows(memory, results)
@@ -217,7 +224,7 @@ def lanes(
 ):
     """Every lane's hits, ranked, before merging: graph objects included so Cypher can go on from them."""
     question = _question(question)
-    cfg = parse_config(config, "lanes")
+    cfg = parse_config(config, "lanes", LIMITS)
     memory, results, _ = _recall(ctx, user, question, cfg)
     records = []
     for lane in (*LANES, *DERIVED):
@@ -269,7 +276,7 @@ def embed(
     config: mgp.Map = {},  # noqa: B006 - Memgraph rebuilds defaults on every call
 ) -> mgp.Record(messages=int, entities=int, edges=int, memories=int, remaining=int, model=str):
     """Catch-up: embed up to `limit` units without a current vector from the model; callers loop."""
-    cfg = parse_config(config, "embed")
+    cfg = parse_config(config, "embed", LIMITS)
     model = MODELS.check_name(cfg.embedding_model)
     state = MODELS.state(model)
     if not state.loaded:
@@ -318,15 +325,17 @@ def status(
     section=str, name=str, model=mgp.Nullable[str], count=mgp.Nullable[int], detail=mgp.Nullable[str]
 ):
     """The doctor: version, configured models (loaded, dimension), units with/without vectors, malformed."""
-    cfg = parse_config(config, "status")
+    cfg = parse_config(config, "status", LIMITS)
     names = [MODELS.check_name(cfg.embedding_model)] if cfg.embedding_model else list(MODELS.names)
     states = [MODELS.state(name) for name in names]
     rows = [
         status_row("module", "version", detail=VERSION),
         status_row("module", "default_model", MODELS.default_model),
     ]
-    if MODELS.settings.problem:
-        rows.append(status_row("module", "configuration", detail=MODELS.settings.problem))
+    for problem in (MODELS.settings.problem, LIMITS.problem):
+        if problem:
+            rows.append(status_row("module", "configuration", detail=problem))
+    rows += limit_rows(LIMITS)
     if cfg.user is not None:
         known = bool(graph_index(ctx).users.get(cfg.user))
         rows.append(status_row("module", "user", detail=cfg.user if known else f"{cfg.user} (not found)"))

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from .limits import DEFAULT_CEILINGS, Ceilings
 from .ranking import RankingWeights
 from .timeparse import parse_bound_arg
 
@@ -79,8 +80,12 @@ class RecallConfig:
         return (self.since is None or moment >= self.since) and (self.until is None or moment <= self.until)
 
 
-def parse_config(config: Mapping, procedure: str) -> RecallConfig:
-    """``config`` validated for ``procedure`` (``render``, ``lanes``, ``embed`` or ``status``)."""
+def parse_config(config: Mapping, procedure: str, ceilings: Ceilings = DEFAULT_CEILINGS) -> RecallConfig:
+    """``config`` validated for ``procedure`` (``render``, ``lanes``, ``embed`` or ``status``).
+
+    A key the server bounds (see ``limits``) may not exceed its ceiling; a default above a ceiling
+    the operator lowered is taken down to it.
+    """
     if procedure not in PROCEDURES:
         raise ValueError(f"procedure must be one of {', '.join(PROCEDURES)}, got {procedure!r}")
     if not isinstance(config, Mapping):
@@ -91,9 +96,14 @@ def parse_config(config: Mapping, procedure: str) -> RecallConfig:
             raise ValueError(_unknown_key_message(key))
         check, used_by = _KEYS[key]
         if procedure in used_by and value is not None:
-            values[key] = check(key, value)
+            values[key] = _within_ceiling(key, check(key, value), ceilings)
+    for key in _KEYS:
+        cap = ceilings.of_key(key)
+        if cap is not None and key not in values and getattr(RecallConfig, key) > cap[0]:
+            values[key] = cap[0]
     if procedure in _QUERYING and "turns_budget" not in values:
-        values["turns_budget"] = _budget_of_widths(replace(RecallConfig(), **values))
+        budget = _budget_of_widths(replace(RecallConfig(), **values))
+        values["turns_budget"] = min(budget, ceilings.rows)
     parsed = replace(RecallConfig(), **values)
     if parsed.since is not None and parsed.until is not None and parsed.since > parsed.until:
         raise ValueError(
@@ -101,6 +111,13 @@ def parse_config(config: Mapping, procedure: str) -> RecallConfig:
             f"got {config['since']!r} and {config['until']!r}"
         )
     return parsed
+
+
+def _within_ceiling(key: str, value: object, ceilings: Ceilings) -> object:
+    cap = ceilings.of_key(key)
+    if cap is not None and isinstance(value, int) and value > cap[0]:
+        raise ValueError(f"config[{key!r}] is {value}, above this server's ceiling of {cap[0]} ({cap[1]})")
+    return value
 
 
 def _budget_of_widths(cfg: RecallConfig) -> int:
@@ -174,9 +191,17 @@ def _name(key: str, value: object) -> str:
     return value
 
 
+#: The longest query instruction accepted (models' own are under a hundred characters).
+MAX_INSTRUCTION_CHARS = 1000
+
+
 def _string(key: str, value: object) -> str:
     if not isinstance(value, str):
         raise _fail(key, "a string", value)
+    if len(value) > MAX_INSTRUCTION_CHARS:
+        raise ValueError(
+            f"config[{key!r}] must be at most {MAX_INSTRUCTION_CHARS} characters, got {len(value)}"
+        )
     return value
 
 
@@ -202,12 +227,22 @@ def _lanes(key: str, value: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(value))
 
 
+#: The largest magnitude a float32 vector holds: beyond it a number becomes infinite when packed.
+FLOAT32_MAX = 3.4028234663852886e38
+#: More numbers than any embedding model has dimensions: refused before each is checked.
+MAX_VECTOR_LENGTH = 65_536
+#: More sessions than a caller excludes in earnest.
+MAX_EXCLUDED_SESSIONS = 10_000
+
+
 def _vector(key: str, value: object) -> tuple[float, ...]:
-    expected = "a non-empty list of finite numbers"
+    expected = "a non-empty list of finite numbers within float32 range"
     if not isinstance(value, (list, tuple)) or not value:
         raise _fail(key, expected, value)
+    if len(value) > MAX_VECTOR_LENGTH:
+        raise ValueError(f"config[{key!r}] must have at most {MAX_VECTOR_LENGTH} numbers, got {len(value)}")
     for position, item in enumerate(value):
-        if not _is_number(item) or not math.isfinite(item):
+        if not _is_number(item) or not math.isfinite(item) or abs(item) > FLOAT32_MAX:
             raise ValueError(f"config[{key!r}] must be {expected}, got {item!r} at position {position}")
     return tuple(float(item) for item in value)
 
@@ -215,6 +250,10 @@ def _vector(key: str, value: object) -> tuple[float, ...]:
 def _session_ids(key: str, value: object) -> frozenset[str]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
         raise _fail(key, "a list of session id strings", value)
+    if len(value) > MAX_EXCLUDED_SESSIONS:
+        raise ValueError(
+            f"config[{key!r}] must list at most {MAX_EXCLUDED_SESSIONS} sessions, got {len(value)}"
+        )
     return frozenset(value)
 
 
@@ -247,9 +286,9 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
             "turn_chars",
         )
     },
-    "turns_budget": (_bounded_int(0, 1000), _QUERYING),
+    "turns_budget": (_count, _QUERYING),
     "fusion_k": (_bounded_int(1, 1000), _QUERYING),
-    "fusion_depth": (_bounded_int(1, 5000), _QUERYING),
+    "fusion_depth": (_positive, _QUERYING),
     "speaker_boost": (_bounded_number(0, 10), _QUERYING),
     "session_boost": (_bounded_number(0, 2), _QUERYING),
     "neighbour_boost": (_bounded_number(0, 1), _QUERYING),

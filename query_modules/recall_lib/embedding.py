@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .memory import MESSAGE_TYPES, fact_embedding_text, passages_of, utc_time
+from .memory import MESSAGE_TYPES, fact_embedding_text, passages_of, relation_descriptions, utc_time
 from .ownership import STRUCTURAL_LABELS, STRUCTURAL_TYPES, OwnedGraph, labels_of
 from .vectors import CURRENT, classify
 
@@ -100,8 +100,9 @@ def _fact_unit(edge: Any, head_is_user: bool, tail_is_user: bool, malformed: Cou
 
 
 def owned_units(owned: OwnedGraph) -> Units:
-    """One user's units (what recall would read for them)."""
+    """One user's units (what recall would read for them); unreadable ontology pools are counted too."""
     malformed: Counter = Counter()
+    relation_descriptions(owned.ontologies, malformed)
     units = [_message_unit(a.vertex, malformed) for a in owned.actions]
     units += [_entity_unit(v, malformed) for v in owned.entities]
     units += [_fact_unit(f.edge, f.head_is_user, f.tail_is_user, malformed) for f in owned.facts]

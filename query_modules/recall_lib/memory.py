@@ -462,20 +462,40 @@ def read_memories(
     return tuple(notes), vectors
 
 
+#: The longest ontology `pool` read (a JSON string or a map); a longer one is skipped as malformed.
+MAX_POOL_CHARS = 1_000_000
+#: The most relation types read from one pool.
+MAX_RELATION_TYPES = 10_000
+
+
 def relation_descriptions(ontologies: Sequence[Any], malformed: Counter) -> dict[str, str]:
-    """Relation type -> description from the user's adopted ontologies (first description wins)."""
+    """Relation type -> description from the user's adopted ontologies (first description wins).
+
+    A pool is stored data anyone with write access shaped: it is size-limited, parsed with recursion
+    errors caught (a pool nested thousands deep), and only its top two levels are looked at; anything
+    else is skipped and counted.
+    """
     descriptions: dict[str, str] = {}
     for vertex in ontologies:
-        pool = vertex.properties.get("pool")
-        try:
-            data = json.loads(pool) if isinstance(pool, str) else pool
-            types = data.get("relation_types", []) if isinstance(data, dict) else None
-        except ValueError:
-            types = None
-        if not isinstance(types, (list, tuple)):
+        types = _relation_types(vertex)
+        if types is None:
             malformed["ontology: unreadable pool"] += 1
             continue
-        for item in types:
+        for item in types[:MAX_RELATION_TYPES]:
             if isinstance(item, dict) and _text(item.get("label")) and _text(item.get("description")):
                 descriptions.setdefault(item["label"], item["description"].strip())
     return descriptions
+
+
+def _relation_types(vertex: Any) -> list | tuple | None:
+    """The `relation_types` list of an ontology vertex's pool, or None when it cannot be read."""
+    try:
+        pool = vertex.properties.get("pool")
+        if isinstance(pool, str):
+            if len(pool) > MAX_POOL_CHARS:
+                return None
+            pool = json.loads(pool)
+    except (ValueError, RecursionError):
+        return None
+    types = pool.get("relation_types", []) if isinstance(pool, dict) else None
+    return types if isinstance(types, (list, tuple)) else None

@@ -6,8 +6,8 @@ The header tells the reader how to use the rows (in our own words); each row is 
 it, at what rank and score, and how a derived row was reached.
 """
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -116,8 +116,15 @@ def row_line(memory: UserMemory, row: Row, ctx: RenderContext) -> str:
     return line + _explain(row.hits) if ctx.explain else line
 
 
+#: The longest question the header echoes; a longer one is cut with an ellipsis.
+HEADER_QUESTION_CHARS = 300
+
+
 def header_lines(ctx: RenderContext, with_notes: bool, dropped: int) -> list[str]:
-    lines = [f"Memory recall for: {one_line(ctx.question)}"]
+    question = one_line(ctx.question)
+    if len(question) > HEADER_QUESTION_CHARS:
+        question = question[: HEADER_QUESTION_CHARS - 1].rstrip() + ELLIPSIS
+    lines = [f"Memory recall for: {question}"]
     if ctx.today is not None:
         lines.append(f"Today is {ctx.today.isoformat()}.")
     lines.extend(RULES)
@@ -136,34 +143,71 @@ def header_lines(ctx: RenderContext, with_notes: bool, dropped: int) -> list[str
     return lines
 
 
-def fit_budget(memory: UserMemory, rows: list[Row], ctx: RenderContext) -> tuple[list[Row], list[str]]:
-    """The rows that fit `max_chars` (lowest-ranked dropped first) and their lines, in display order."""
-    lines = [row_line(memory, row, ctx) for row in rows]
+def _text_length(lines: Sequence[str]) -> int:
+    """Length of the lines joined by newlines."""
+    return sum(map(len, lines)) + max(len(lines) - 1, 0)
+
+
+def header_minimum(ctx: RenderContext, rows: int) -> int:
+    """The fewest characters a text with every row left out takes: the header and its "left out" line,
+    which itself names `max_chars` (so the fixed point of that length, found in two or three steps)."""
+    minimum = 1
+    while True:
+        length = _text_length(header_lines(replace(ctx, max_chars=minimum), False, rows or 1))
+        if length <= minimum:
+            return minimum
+        minimum = length
+
+
+def fit_budget(
+    memory: UserMemory, rows: list[Row], ctx: RenderContext, abort: Callable[[], None] = lambda: None
+) -> tuple[list[Row], list[str]]:
+    """The rows that fit `max_chars` (lowest-ranked dropped first) and their lines, in display order.
+
+    Linear in the rows: the kept lines' length is kept as a running sum while rows are dropped, and
+    only the header (a few lines, which says how many were dropped) is measured again each time.
+    A `max_chars` below what the header alone needs is an error naming it and that minimum.
+    """
+    lines = []
+    for i, row in enumerate(rows):
+        if i % 256 == 0:
+            abort()
+        lines.append(row_line(memory, row, ctx))
     if ctx.max_chars is None:
         return rows, lines
+    minimum = header_minimum(ctx, len(rows))
+    if ctx.max_chars < minimum:
+        raise ValueError(
+            f"config['max_chars'] must be at least {minimum} here (the header alone), got {ctx.max_chars}"
+        )
     keep = [True] * len(rows)
-    by_weakness = sorted(range(len(rows)), key=lambda i: rows[i].priority, reverse=True)
-
-    def total(dropped: int) -> int:
-        kept_notes = any(keep[i] and rows[i].kind == "memory" for i in range(len(rows)))
-        head = header_lines(ctx, kept_notes, dropped)
-        body = [lines[i] for i in range(len(rows)) if keep[i]] or ([] if dropped else [NOTHING])
-        return len("\n".join(head + body))
-
+    notes = sum(1 for row in rows if row.kind == "memory")
+    body = _text_length(lines) if lines else len(NOTHING)
     dropped = 0
-    for i in by_weakness:
-        if total(dropped) <= ctx.max_chars:
+
+    def total() -> int:
+        head = _text_length(header_lines(ctx, notes > 0, dropped))
+        return head + 1 + body if body else head
+
+    for count, i in enumerate(sorted(range(len(rows)), key=lambda i: rows[i].priority, reverse=True)):
+        if count % 256 == 0:
+            abort()
+        if total() <= ctx.max_chars:
             break
         keep[i] = False
         dropped += 1
+        notes -= rows[i].kind == "memory"
+        body -= len(lines[i]) + (1 if dropped < len(rows) else 0)
     return [r for r, k in zip(rows, keep, strict=True) if k], [
         ln for ln, k in zip(lines, keep, strict=True) if k
     ]
 
 
-def render(memory: UserMemory, rows: list[Row], ctx: RenderContext) -> tuple[str, dict[str, Any]]:
+def render(
+    memory: UserMemory, rows: list[Row], ctx: RenderContext, abort: Callable[[], None] = lambda: None
+) -> tuple[str, dict[str, Any]]:
     """The text and the `recalled` map for `rows` (already merged and in display order)."""
-    kept, lines = fit_budget(memory, rows, ctx)
+    kept, lines = fit_budget(memory, rows, ctx, abort)
     dropped = len(rows) - len(kept)
     head = header_lines(ctx, any(r.kind == "memory" for r in kept), dropped)
     body = lines or ([] if dropped else [NOTHING])

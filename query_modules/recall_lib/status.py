@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .embedding import KINDS, Units, encodable
+from .limits import VARIABLES, Ceilings
 from .models import ModelState
 from .vectors import CURRENT, MALFORMED, OTHER_MODEL
 
@@ -17,6 +18,14 @@ def status_row(
     section: str, name: str, model: str | None = None, count: int | None = None, detail: str | None = None
 ) -> dict[str, Any]:
     return {"section": section, "name": name, "model": model, "count": count, "detail": detail}
+
+
+def limit_rows(ceilings: Ceilings) -> list[dict[str, Any]]:
+    """The server's ceilings: each one's value and the variable that sets it."""
+    return [
+        status_row("limit", name, count=getattr(ceilings, name), detail=var)
+        for name, var in VARIABLES.items()
+    ]
 
 
 def model_rows(states: Sequence[ModelState], default_model: str) -> list[dict[str, Any]]:

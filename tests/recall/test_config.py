@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from recall_lib.config import LANES, RecallConfig, parse_config
+from recall_lib.limits import CAPPED_KEYS, Ceilings
 
 UTC = timezone.utc
 COUNT_KEYS = {
@@ -73,12 +74,43 @@ def test_the_issues_example_message():
 
 
 @given(st.integers(min_value=-(2**63), max_value=2**63 - 1))
-def test_any_integer_is_accepted_exactly_when_non_negative(value):
-    if value >= 0:
+def test_any_integer_is_accepted_exactly_when_non_negative_and_within_the_ceiling(value):
+    ceiling = Ceilings().rows
+    if 0 <= value <= ceiling:
         assert parse_config({"facts_k": value}, "lanes").facts_k == value
-    else:
+    elif value < 0:
         with pytest.raises(ValueError, match="facts_k"):
             parse_config({"facts_k": value}, "lanes")
+    else:
+        with pytest.raises(ValueError, match=rf"config\['facts_k'\] is {value}, above this server's ceiling"):
+            parse_config({"facts_k": value}, "lanes")
+
+
+def test_ceilings_bound_every_width_and_budget_and_lower_defaults_above_them():
+    low = Ceilings.from_env({"RECALL_MAX_ROWS": "10", "RECALL_MAX_FUSION_DEPTH": "50"})
+    for key in CAPPED_KEYS["rows"]:
+        message = re.escape(f"config['{key}'] is 11, above this server's ceiling of 10 (RECALL_MAX_ROWS)")
+        with pytest.raises(ValueError, match=message):
+            parse_config({key: 11}, "render", low)
+        assert getattr(parse_config({key: 10}, "render", low), key) == 10
+    with pytest.raises(ValueError, match=re.escape("(RECALL_MAX_FUSION_DEPTH)")):
+        parse_config({"fusion_depth": 51}, "lanes", low)
+    defaults = parse_config({}, "render", low)
+    assert (defaults.user_facts_k, defaults.turns_budget, defaults.fusion_depth) == (10, 10, 50)
+    assert defaults.turns_k == 8  # below the ceiling: unchanged
+    bad = Ceilings.from_env({"RECALL_MAX_ROWS": "lots"})
+    assert bad.rows == Ceilings().rows and "RECALL_MAX_ROWS must be an integer >= 1" in bad.problem
+
+
+def test_query_vectors_beyond_float32_and_oversized_lists_are_refused_by_name():
+    with pytest.raises(ValueError, match=r"config\['query_vector'\] must be .*float32 range, got 1e\+39"):
+        parse_config({"query_vector": [1e39] * 384}, "render")
+    with pytest.raises(ValueError, match=r"config\['query_vector'\] must have at most 65536 numbers"):
+        parse_config({"query_vector": [0.5] * 70_000}, "render")
+    with pytest.raises(ValueError, match=r"config\['exclude_sessions'\] must list at most"):
+        parse_config({"exclude_sessions": ["s"] * 10_001}, "render")
+    with pytest.raises(ValueError, match=r"config\['query_instruction'\] must be at most 1000"):
+        parse_config({"query_instruction": "x" * 1001}, "render")
 
 
 def test_lanes_accept_lists_and_tuples_and_name_unknown_lanes():
@@ -107,7 +139,8 @@ def test_query_vector_is_finite_numbers():
             parse_config({"query_vector": bad}, "render")
         assert (
             str(error.value)
-            == f"config['query_vector'] must be a non-empty list of finite numbers, got {shown}"
+            == "config['query_vector'] must be a non-empty list of finite numbers within float32 range, "
+            f"got {shown}"
         )
     for bad in ([], "0.1", 0.1):
         with pytest.raises(ValueError, match=r"config\['query_vector'\] must be a non-empty list"):

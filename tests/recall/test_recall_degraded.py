@@ -169,6 +169,7 @@ def test_malformed_stored_data_is_skipped_and_counted_never_a_crash():
         "entity: no text": 1,
         "fact: no text (or an endpoint without text)": 1,
         "memory: no content": 1,
+        "ontology: unreadable pool": 1,
     }
     counts = {(r["section"], r["name"]): r["count"] for r in rows if r["model"] in (None, MODEL)}
     assert counts[("with_vectors", "messages")] == 2 and counts[("without_vectors", "messages")] == 3

@@ -4,6 +4,8 @@ Vectors are synthetic axes (see `recall_kit.world`), so a `query_vector` along a
 the item stored on it; the real MiniLM is used where meaning matters (user_facts type ranking).
 """
 
+import re
+
 import pytest
 from memgraph_recall.embedded import QueryError
 from recall_kit import (
@@ -194,8 +196,11 @@ def test_max_chars_drops_the_lowest_ranked_rows_first(rt):
     assert [t["action_id"] for t in recalled["turns"]] == ["a1", "a2", "a3"]
     assert "1 lower-ranked rows were left out to stay within max_chars=" in text
     assert recalled["rows_left_out"] == 1
-    tiny, recalled = render(rt, "ana", "q", **plain, max_chars=50)
-    assert rows_of(tiny) == [] and recalled["rows_left_out"] == 4
+    with pytest.raises(QueryError, match=r"config\['max_chars'\] must be at least \d+ here") as error:
+        render(rt, "ana", "q", **plain, max_chars=50)
+    minimum = int(re.search(r"at least (\d+) here \(the header alone\), got 50", str(error.value)).group(1))
+    header_only, recalled = render(rt, "ana", "q", **plain, max_chars=minimum)
+    assert rows_of(header_only) == [] and recalled["rows_left_out"] == 4 and len(header_only) <= minimum
     # With them, a3 and a5 (one session, each the other's neighbour) outrank a1 and a2, and the row
     # dropped is still the lowest fused rank.
     _, ranked = render(rt, "ana", "q", lanes=["turns"], turns_k=4, query_vector=query, explain=True)

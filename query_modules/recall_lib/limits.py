@@ -1,0 +1,76 @@
+"""Server-side ceilings: the largest question and config values this database accepts.
+
+Why on the server: whoever calls a procedure controls its `config`, so a bound a caller can raise is
+no bound. The operator sets these in the Memgraph process's environment; a per-call config may only
+stay at or below them, and a value above one is an error naming the key, the value and the ceiling.
+"""
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+#: Config keys bounded by each ceiling (field name of `Ceilings`).
+CAPPED_KEYS: Mapping[str, tuple[str, ...]] = {
+    "rows": (
+        "memories_k",
+        "turns_k",
+        "text_k",
+        "entities_k",
+        "edges_per_entity",
+        "facts_k",
+        "fact_turns_k",
+        "user_fact_types",
+        "user_facts_k",
+        "turns_budget",
+    ),
+    "fusion_depth": ("fusion_depth",),
+    "turn_chars": ("turn_chars",),
+    "embed_limit": ("limit",),
+}
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """Each ceiling with its environment variable (the field's metadata) and default."""
+
+    question_chars: int = 4000
+    rows: int = 200
+    fusion_depth: int = 1000
+    turn_chars: int = 20_000
+    embed_limit: int = 10_000
+    problem: str | None = None  # a malformed variable: its default is used and status reports it
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Ceilings":
+        env = os.environ if env is None else env
+        values: dict[str, int] = {}
+        problems = []
+        for name in VARIABLES:
+            raw = env.get(VARIABLES[name], "").strip()
+            if not raw:
+                continue
+            try:
+                value = int(raw)
+            except ValueError:
+                value = 0
+            if value < 1:
+                problems.append(f"{VARIABLES[name]} must be an integer >= 1, got {raw!r}")
+                continue
+            values[name] = value
+        return cls(**values, problem="; ".join(problems) or None)
+
+    def of_key(self, key: str) -> tuple[int, str] | None:
+        """(ceiling, its variable) for a config key it bounds, else None."""
+        for name, keys in CAPPED_KEYS.items():
+            if key in keys:
+                return getattr(self, name), VARIABLES[name]
+        return None
+
+
+#: The environment variable of each ceiling.
+VARIABLES: Mapping[str, str] = {
+    field.name: f"RECALL_MAX_{field.name.upper()}" for field in fields(Ceilings) if field.name != "problem"
+}
+
+#: The ceilings when the environment sets none.
+DEFAULT_CEILINGS = Ceilings()
