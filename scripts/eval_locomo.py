@@ -60,13 +60,13 @@ SIGNALS = {
 #: The leave-one-conversation-out grid: a seeded sample of these combinations, plus the defaults.
 GRID = {
     "fusion_k": (3, 5, 8),
-    "fusion_depth": (100, 200, 300),
+    "fusion_depth": (100, 200, 300, 500),
     "speaker_boost": (0.5, 1.0, 2.0),
     "session_boost": (0.1, 0.2, 0.3),
     "neighbour_boost": (0.2, 0.35, 0.5),
     "date_boost": (0.5, 1.0, 2.0),
 }
-DEFAULTS = {"fusion_k": 5, "fusion_depth": 200, "speaker_boost": 1.0, "session_boost": 0.2,
+DEFAULTS = {"fusion_k": 5, "fusion_depth": 300, "speaker_boost": 1.0, "session_boost": 0.2,
             "neighbour_boost": 0.35, "date_boost": 1.0}
 #: Lanes asked how deep each evidence turn sits in them (per-question file): their top this many.
 LANE_DEPTH = 200

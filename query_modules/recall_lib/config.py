@@ -50,7 +50,7 @@ class RecallConfig:
     turn_chars: int = 1500
     turns_budget: int = 24
     fusion_k: int = 5
-    fusion_depth: int = 200
+    fusion_depth: int = 300
     speaker_boost: float = 1.0
     session_boost: float = 0.2
     neighbour_boost: float = 0.35
