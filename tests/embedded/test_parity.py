@@ -180,6 +180,12 @@ def test_numpy_scalars_that_are_not_float_subclasses_are_still_refused(misbehavi
         misbehaving.call("misbehaving.give", case)
 
 
+def test_a_float_subclass_default_registers_and_arrives_as_a_float(misbehaving):
+    assert misbehaving.call("parity.subclass_default") == [{"ratio": 0.5, "kind": "float"}]
+    [row] = [p for p in misbehaving.procedures() if p["name"] == "parity.subclass_default"]
+    assert row["signature"].startswith("parity.subclass_default(ratio = 0.5 :: FLOAT)")
+
+
 # -- the error text of a procedure that raises -------------------------------------------------------------
 def test_a_procedure_that_raises_reports_its_python_traceback(misbehaving):
     with pytest.raises(ProcedureError) as caught:

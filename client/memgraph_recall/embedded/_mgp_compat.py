@@ -873,9 +873,9 @@ def _arguments(params) -> list[_registry.Argument]:
         if param.default is param.empty:
             arguments.append(_registry.Argument(param.name, ctype))
             continue
-        try:
-            stored = _store.freeze(param.default)
-        except (TypeError, OverflowError) as exc:
+        try:  # converted as the C layer converts it (numpy.float64 passes as a float)
+            stored = _store.freeze(_marshal.cypher_value(param.default, _graph_default, (Vertex, Edge, Path)))
+        except (ValueError, OverflowError) as exc:
             raise ValueError(f"The default value of argument '{param.name}' is not a Cypher value: "
                              f"{exc}") from None
         if not ctype.satisfies(_store.read_value(stored)):
@@ -883,6 +883,10 @@ def _arguments(params) -> list[_registry.Argument]:
                              f"doesn't satisfy the type {ctype.name}.")
         arguments.append(_registry.Argument(param.name, ctype, True, stored))
     return arguments
+
+
+def _graph_default(obj: object) -> None:
+    raise ValueError("a graph element cannot be a default value")
 
 
 def _register(func, kind: str, ctx_type: type):

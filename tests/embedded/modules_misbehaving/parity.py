@@ -3,6 +3,7 @@ classes and their bases, deleted objects in a write transaction, raw errors from
 vertex ids that are not integers, and results Memgraph empties after reading them."""
 
 import mgp
+import numpy
 
 _KEPT = []
 
@@ -100,8 +101,6 @@ def edges_of_deleted(ctx: mgp.ProcCtx, node: mgp.Vertex) -> mgp.Record(count=int
 
 
 def _numpy_int(value: int):
-    import numpy
-
     return numpy.int64(value)
 
 
@@ -129,8 +128,6 @@ def lookup(ctx: mgp.ProcCtx, kind: str) -> mgp.Record(outcome=str, found=mgp.Nul
 @mgp.write_proc
 def store_value(ctx: mgp.ProcCtx, node: mgp.Vertex, what: str) -> mgp.Record(outcome=str):
     """Store a property value the C layer converts, or refuses, before storage sees it."""
-    import numpy
-
     values = {
         "set": lambda: {1},
         "overflow": lambda: 2**70,
@@ -159,3 +156,9 @@ def kept_records(ctx: mgp.ProcCtx, count: int) -> mgp.Record(n=int):
 @mgp.read_proc
 def kept_size() -> mgp.Record(size=int):
     return mgp.Record(size=len(_KEPT))
+
+
+@mgp.read_proc
+def subclass_default(ratio: float = numpy.float64(0.5)) -> mgp.Record(ratio=float, kind=str):
+    """A default is converted like a value: a float subclass registers, and arrives as a float."""
+    return mgp.Record(ratio=ratio, kind=type(ratio).__name__)
