@@ -9,8 +9,9 @@ from memgraph_recall.embedded import ProcedureError, QueryError
 def test_writes_in_read_procedures_raise_immutable_object_error(misbehaving, action):
     before = _dump(misbehaving)
     alice = misbehaving.find_vertex("User", "name", "alice")
-    with pytest.raises(ProcedureError, match=r"^misbehaving\.tamper: mgp\.ImmutableObjectError: ") as caught:
+    with pytest.raises(ProcedureError) as caught:
         misbehaving.call("misbehaving.tamper", alice, action)
+    assert str(caught.value).endswith("\nmgp.ImmutableObjectError: Cannot modify immutable object.\n")
     assert type(caught.value.__cause__).__name__ == "ImmutableObjectError"
     assert _dump(misbehaving) == before
 
@@ -18,8 +19,9 @@ def test_writes_in_read_procedures_raise_immutable_object_error(misbehaving, act
 @pytest.mark.parametrize("what", ["ctx", "vertex", "edge", "vertices"])
 def test_objects_kept_after_their_call_raise_invalid_context_error(misbehaving, what):
     misbehaving.call("misbehaving.stash", misbehaving.find_vertex("User", "name", "alice"))
-    with pytest.raises(ProcedureError, match=r"^misbehaving\.use_stash: mgp\.InvalidContextError") as caught:
+    with pytest.raises(ProcedureError) as caught:
         misbehaving.call("misbehaving.use_stash", what)
+    assert str(caught.value).endswith("\nmgp.InvalidContextError\n")
     assert type(caught.value.__cause__).__name__ == "InvalidContextError"
 
 
@@ -33,18 +35,25 @@ def test_stashed_objects_are_invalid_outside_any_call(misbehaving):
 
 
 def test_procedure_exceptions_become_query_errors_with_the_cause(misbehaving):
-    with pytest.raises(QueryError, match=r"^misbehaving\.give: KeyError: 'no-such-case'$") as caught:
+    last_line = r"(?s)^misbehaving\.give: Traceback .*\nKeyError: 'no-such-case'\n$"
+    with pytest.raises(QueryError, match=last_line) as caught:
         misbehaving.call("misbehaving.give", "no-such-case")
     assert isinstance(caught.value.__cause__, KeyError)
 
 
 def test_write_errors_map_to_mgp_exceptions(misbehaving):
     alice = misbehaving.find_vertex("User", "name", "alice")
-    for what in ("vertex", "set", "overflow"):
-        with pytest.raises(ProcedureError, match=r"mgp\.ValueConversionError"):
+    for what, last_line in (("vertex", "mgp.ValueConversionError: Value conversion failed."),
+                            ("set", "ValueError: Unsupported PyObject conversion: set is not a Cypher value"),
+                            ("overflow", "OverflowError: Python integer is out of range: "
+                                         "1180591620717411303424 does not fit in 64 bits")):
+        with pytest.raises(ProcedureError) as caught:
             misbehaving.call("misbehaving.store_bad_value", alice, what)
-    with pytest.raises(ProcedureError, match=r"mgp\.LogicErrorError: vertex \d+ still has 2 relationships"):
+        assert str(caught.value).endswith(f"\n{last_line}\n")
+    with pytest.raises(ProcedureError, match=r"\nmgp\.LogicErrorError: Logic error\.\n$"):
         misbehaving.call("misbehaving.delete_linked", alice)
+    detail = "Logic error during mg API call: Cannot remove a vertex that has edges!"
+    assert ("error", detail) in misbehaving.logs
     assert "bad" not in misbehaving.store.node(alice.id).properties
 
 

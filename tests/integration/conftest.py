@@ -1,7 +1,10 @@
 """Build Dockerfile.mage and run it with testcontainers; skip, with one reason, where Docker is absent.
 
 The image is built with the packaged test model baked in (build arg RECALL_MODELS) and made the
-default, so its answers can be compared with the embedded runtime's on the same graph.
+default. Both sides hold the same graph: the bundled sample, which `recall.embed` embeds with that
+model on each side (for the one test of a real question), and the vector fixture
+(`vector_fixture.py`), whose stored vectors and fixed query vectors let server and embedded answers be
+compared row by row without either side's model numerics in the way.
 """
 
 import json
@@ -10,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from memgraph_recall.client import RecallClient
-from memgraph_recall.datasets import sample
 from memgraph_recall.errors import RecallError
 from memgraph_recall.locate import PACKAGED_MODEL
+from vector_fixture import with_sample
 
 ROOT = Path(__file__).resolve().parents[2]
 PROCEDURES = ["recall.embed", "recall.invalidate", "recall.lanes", "recall.render", "recall.status"]
@@ -58,7 +61,9 @@ def server():
     reason = docker_unavailable()
     if reason is not None:
         pytest.skip(f"no Docker engine reachable (docker.from_env().ping() raised {reason}): these tests "
-                    "build and run Dockerfile.mage with testcontainers")
+                    "build and run Dockerfile.mage with testcontainers (the row comparison and the "
+                    "fixture they use are tested without Docker: test_row_compare.py, "
+                    "test_vector_fixture.py)")
     from testcontainers.core.container import DockerContainer
     from testcontainers.core.image import DockerImage
 
@@ -72,12 +77,13 @@ def server():
 
 @pytest.fixture(scope="session")
 def bolt_loaded(server):
-    """A client of the container with the sample loaded over Bolt, and what recall.embed did to it."""
+    """A client of the container with the sample and the fixture loaded over Bolt, and what
+    recall.embed did to them (it embeds the sample; the fixture's vectors are current)."""
     from memgraph_recall.bolt_io import load_elements
 
     host, port = server
     client = RecallClient.connect(host, port)
-    load_elements(client.backend, sample.elements())
+    load_elements(client.backend, with_sample())
     yield client, client.embed()
     client.close()
 
@@ -89,8 +95,8 @@ def bolt(bolt_loaded):
 
 @pytest.fixture(scope="session")
 def embedded_loaded():
-    """The same sample in the embedded runtime, embedded the same way."""
-    client = RecallClient.embedded(sample.elements())
+    """The same graph in the embedded runtime, embedded the same way."""
+    client = RecallClient.embedded(with_sample())
     return client, client.embed()
 
 

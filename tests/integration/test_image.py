@@ -1,4 +1,9 @@
-"""The memgraph-recall image over Bolt gives what the embedded runtime gives, call for call."""
+"""The memgraph-recall image over Bolt gives what the embedded runtime gives, call for call.
+
+Answers are compared as rows (kinds, ids, order; rows with equal scores may swap, see row_compare.py)
+on the vector fixture with fixed query vectors, so a different torch or BLAS in the image cannot fail
+them for no reason; one test asks real questions through the baked model and checks their rows.
+"""
 
 import json
 
@@ -7,10 +12,28 @@ from memgraph_recall.bolt_io import export_graph
 from memgraph_recall.client import RecallClient
 from memgraph_recall.datasets import sample
 from memgraph_recall.errors import RecallArgumentError
+from row_compare import assert_same_rows, lane_rows, rendered_rows
+from vector_fixture import COMPARE_CONFIG, questions, with_sample
 
 pytestmark = pytest.mark.integration
 
-QUESTIONS = [(q.user, q.question, q.today) for q in sample.DEMO_QUESTIONS]
+FIXTURE_QUESTIONS = questions()
+
+# (user, question, today, facts and turns the baked model must find with the demo's widths)
+REAL_QUESTIONS = [
+    ("maya", "When is my trip to Lisbon and who am I going with?", "2024-05-20",
+     {("user", "TRAVELS_TO", "Lisbon"), ("user", "TRAVELS_WITH", "Ana")}, {"maya-s2-m1"}),
+    ("tom", "When is my trip to Lisbon and who am I going with?", "2024-05-20",
+     {("user", "TRAVELS_TO", "Lisbon"), ("user", "TRAVELS_WITH", "Rui")}, {"tom-s2-m1"}),
+    ("maya", "What should you keep in mind when suggesting food for me?", "2024-05-20",
+     {("user", "HAS_DIET", "vegetarian"), ("user", "ALLERGIC_TO", "peanuts")}, set()),
+    ("priya", "How many weddings did I go to this year?", "2024-06-30",
+     {("user", "ATTENDED_WEDDING", "Meera"), ("user", "ATTENDED_WEDDING", "Sam")}, {"priya-s2-m1"}),
+]
+
+
+def _config(vector: list[float]) -> dict:
+    return {**COMPARE_CONFIG, "query_vector": vector}
 
 
 def test_mg_procedures_lists_every_recall_procedure(bolt):
@@ -24,32 +47,42 @@ def test_embed_over_bolt_embeds_what_the_runtime_embeds(bolt_loaded, embedded_lo
     assert bolt.embed().embedded == 0  # idempotent on the server too
 
 
-@pytest.mark.parametrize(("user", "question", "today"), QUESTIONS)
-def test_render_matches_the_embedded_runtime(bolt, embedded, user, question, today):
-    on_server = bolt.render(user, question, today, sample.DEMO_CONFIG)
-    offline = embedded.render(user, question, today, sample.DEMO_CONFIG)
-    assert on_server.text == offline.text
-    assert on_server.to_json() == offline.to_json()
-    assert on_server.turns and all(t.session_id.startswith(f"{user}-") for t in on_server.turns)
+@pytest.mark.parametrize(("user", "question", "today", "vector"), FIXTURE_QUESTIONS)
+def test_render_rows_match_the_embedded_runtime(bolt, embedded, user, question, today, vector):
+    on_server = bolt.render(user, question, today, _config(vector))
+    offline = embedded.render(user, question, today, _config(vector))
+    assert not on_server.vector_lanes_off and on_server.turns
+    assert_same_rows(rendered_rows(offline.to_json()), rendered_rows(on_server.to_json()))
+    assert all(t.session_id.startswith(f"{user}-") for t in on_server.turns)
 
 
-@pytest.mark.parametrize(("user", "question", "today"), QUESTIONS[:2])
-def test_lanes_match_the_embedded_runtime(bolt, embedded, user, question, today):
-    on_server = bolt.lanes(user, question)
-    offline = embedded.lanes(user, question)
-    assert [(h.lane, h.rank, h.key, h.turn, h.passage, h.text) for h in on_server] == [
-        (h.lane, h.rank, h.key, h.turn, h.passage, h.text) for h in offline]
-    assert [h.score for h in on_server] == pytest.approx([h.score for h in offline], abs=1e-4)
+@pytest.mark.parametrize(("user", "question", "today", "vector"), FIXTURE_QUESTIONS)
+def test_lanes_rows_match_the_embedded_runtime(bolt, embedded, user, question, today, vector):
+    on_server = bolt.lanes(user, question, _config(vector))
+    offline = embedded.lanes(user, question, _config(vector))
+    assert_same_rows(lane_rows(offline), lane_rows(on_server))
     assert all((h.node is None) != (h.relationship is None) for h in on_server)
+
+
+@pytest.mark.parametrize("side", ["embedded", "bolt"])
+@pytest.mark.parametrize(("user", "question", "today", "facts", "turns"), REAL_QUESTIONS)
+def test_a_real_question_through_the_baked_model_finds_its_rows(request, side, user, question, today, facts,
+                                                                turns):
+    """The model embeds the sample and the question on each side; only which rows come back is checked."""
+    client = request.getfixturevalue(side)
+    recalled = client.render(user, question, today, sample.DEMO_CONFIG)
+    assert not recalled.vector_lanes_off
+    assert facts <= {(f.head, f.type, f.tail) for f in recalled.facts}
+    assert turns <= {t.action_id for t in recalled.turns}
 
 
 def test_node_form_uses_the_index_and_treats_an_unknown_user_as_empty(server, embedded):
     host, port = server
+    user, question, today, vector = FIXTURE_QUESTIONS[0]
     with RecallClient.connect(host, port, node_form=True) as client:
         assert "CREATE INDEX ON :User(user_id)" in client.setup()
-        user, question, today = QUESTIONS[0]
-        assert client.render(user, question, today, sample.DEMO_CONFIG).text == embedded.render(
-            user, question, today, sample.DEMO_CONFIG).text
+        assert_same_rows(rendered_rows(embedded.render(user, question, today, _config(vector)).to_json()),
+                         rendered_rows(client.render(user, question, today, _config(vector)).to_json()))
         assert client.render("nobody", question).empty
 
 
@@ -73,10 +106,12 @@ def test_bad_input_gives_the_same_argument_error(bolt, embedded):
 def test_an_exported_server_graph_answers_the_same_offline(bolt, tmp_path):
     count = export_graph(bolt, tmp_path / "export.json")
     exported = json.loads((tmp_path / "export.json").read_text())
-    assert count == len(exported) == len(sample.elements())
+    assert count == len(exported) == len(with_sample())
     assert not any("__RecallLoad" in e.get("labels", ()) for e in exported)
     assert any(e["properties"].get("passage_embeddings") for e in exported if e["type"] == "node")
     offline = RecallClient.embedded(tmp_path / "export.json")
-    user, question, today = QUESTIONS[0]
-    assert offline.render(user, question, today, sample.DEMO_CONFIG).text == bolt.render(
-        user, question, today, sample.DEMO_CONFIG).text
+    for user, question, today, vector in FIXTURE_QUESTIONS:
+        assert_same_rows(rendered_rows(bolt.render(user, question, today, _config(vector)).to_json()),
+                         rendered_rows(offline.render(user, question, today, _config(vector)).to_json()))
+        assert_same_rows(lane_rows(bolt.lanes(user, question, _config(vector))),
+                         lane_rows(offline.lanes(user, question, _config(vector))))

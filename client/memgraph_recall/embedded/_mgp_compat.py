@@ -2,18 +2,24 @@
 
 The host loads this file as a module named `mgp` and puts it in `sys.modules["mgp"]` only while it
 imports or runs query modules, so module code uses plain `import mgp`. It mirrors the public surface
-of current Memgraph (see /work/shared/research/mgp.md §1) and its rules: registration through the
+of current Memgraph (see ../shared/research/mgp.md §1) and its rules: registration through the
 decorators with Memgraph's typing rules, graph objects valid only during their call, writes only in
-write procedures. Written from the documented behaviour, not from Memgraph's (BSL) sources.
+write procedures, and its failures (error classes and bases, deleted objects, raw errors from
+generator steps; see the exceptions section). Our own code, written from Memgraph's documented and
+read behaviour (include/mgp.py, src/query/procedure/py_module.cpp), not copied from its BSL sources;
+only the error texts a procedure can observe are reproduced, as they must be for parity.
 """
 
 import datetime
 import inspect
 import logging
+import operator
 import typing
 from collections import namedtuple
+from types import ModuleType
 
 from memgraph_recall.embedded import cypher_types as _ct
+from memgraph_recall.embedded import marshal as _marshal
 from memgraph_recall.embedded import registry as _registry
 from memgraph_recall.embedded import store as _store
 
@@ -22,55 +28,86 @@ _read_value = _store.read_value
 
 
 # -- exceptions ---------------------------------------------------------------------------------
+# Memgraph's C extension `_mgp` creates one error class per mgp_error code, each with a builtin base
+# (py_module.cpp, PyMgpError table), and raises it with one fixed message per code (the detail goes
+# to the server log). `mgp`'s public classes subclass those, and `_wrap_exceptions` re-raises a raw
+# `_mgp` error as its `mgp` subclass around every function and property of the API, but not around
+# the steps of its generators (in_edges, out_edges, Vertices and Properties iteration): there the raw
+# class escapes, and `except mgp.DeletedObjectError` does not catch it.
+_mgp = ModuleType("_mgp", "The C extension's error classes, as module code can reach them: mgp._mgp.")
+
+
+def _raw_class(name: str, base: type, message: str, log_label: str) -> type:
+    cls = type(name, (base,), {"__module__": "_mgp", "__qualname__": name, "message": message,
+                               "log_label": log_label})
+    setattr(_mgp, name, cls)
+    return cls
+
+
+_raw_class("UnknownError", RuntimeError, "Unknown error happened.", "Unexpected error")
+_raw_class("UnableToAllocateError", MemoryError, "Unable to allocate memory.", "Memory allocation error")
+_raw_class("InsufficientBufferError", BufferError, "Insufficient buffer.", "Insufficient buffer error")
+_raw_class("OutOfRangeError", BufferError, "Out of range.", "Out of range error")
+_raw_class("LogicErrorError", RuntimeError, "Logic error.", "Logic error")
+_raw_class("DeletedObjectError", RuntimeError, "Accessing deleted object.", "Deleted object error")
+_raw_class("InvalidArgumentError", ValueError, "Invalid argument.", "Invalid argument error")
+_raw_class("KeyAlreadyExistsError", RuntimeError, "Key already exists.", "Key already exists error")
+_raw_class("ImmutableObjectError", RuntimeError, "Cannot modify immutable object.", "Immutable object error")
+_raw_class("ValueConversionError", RuntimeError, "Value conversion failed.", "Value conversion error")
+_raw_class("SerializationError", RuntimeError, "Operation cannot be serialized.", "Serialization error")
+_raw_class("AuthorizationError", RuntimeError, "Authorization Error. Permission Denied.",
+           "Authorization error")
+
+
 class InvalidContextError(Exception):
     """A graph object, ctx or graph was used outside the call that produced it."""
 
 
-class UnknownError(Exception):
+class UnknownError(_mgp.UnknownError):
     """Unspecified failure."""
 
 
-class UnableToAllocateError(Exception):
+class UnableToAllocateError(_mgp.UnableToAllocateError):
     """Memory allocation failed."""
 
 
-class InsufficientBufferError(Exception):
+class InsufficientBufferError(_mgp.InsufficientBufferError):
     """A buffer is too small."""
 
 
-class OutOfRangeError(Exception):
+class OutOfRangeError(_mgp.OutOfRangeError):
     """An index-like argument is out of range."""
 
 
-class LogicErrorError(Exception):
+class LogicErrorError(_mgp.LogicErrorError):
     """A precondition was violated (e.g. deleting a vertex that still has edges)."""
 
 
-class DeletedObjectError(Exception):
-    """The object was deleted."""
+class DeletedObjectError(_mgp.DeletedObjectError):
+    """The object was deleted earlier in this transaction."""
 
 
-class InvalidArgumentError(Exception):
+class InvalidArgumentError(_mgp.InvalidArgumentError):
     """An argument has an invalid value."""
 
 
-class KeyAlreadyExistsError(Exception):
+class KeyAlreadyExistsError(_mgp.KeyAlreadyExistsError):
     """The key already exists."""
 
 
-class ImmutableObjectError(Exception):
+class ImmutableObjectError(_mgp.ImmutableObjectError):
     """A write was attempted on an immutable object (any graph object in a read procedure)."""
 
 
-class ValueConversionError(Exception):
-    """A Python value has no Cypher equivalent."""
+class ValueConversionError(_mgp.ValueConversionError):
+    """A value has no property equivalent (a vertex, edge or path stored as a property)."""
 
 
-class SerializationError(Exception):
+class SerializationError(_mgp.SerializationError):
     """A concurrent transaction modified the object."""
 
 
-class AuthorizationError(Exception):
+class AuthorizationError(_mgp.AuthorizationError):
     """The user may not do this."""
 
 
@@ -85,22 +122,54 @@ class UnsupportedTypingError(Exception):
         super().__init__(f"Unsupported typing annotation '{type_}'")
 
 
-def _immutable() -> ImmutableObjectError:
-    return ImmutableObjectError("Cannot modify an immutable object: a read procedure's graph is read-only.")
+_WRAPPED = {cls.__bases__[0]: cls for cls in (
+    UnknownError, UnableToAllocateError, InsufficientBufferError, OutOfRangeError, LogicErrorError,
+    DeletedObjectError, InvalidArgumentError, KeyAlreadyExistsError, ImmutableObjectError,
+    ValueConversionError, SerializationError, AuthorizationError)}
 
 
-def _write(scope, action, *args):
-    """Run a store write for a write procedure, translating store errors to mgp's."""
+def _raw(raw_class: type, detail: str) -> Exception:
+    """The error the C layer raises: Memgraph logs `detail`, Python gets the code's fixed message."""
+    ctx = _registry.current()
+    line = f"{raw_class.log_label} during mg API call: {detail}"
+    if ctx is not None and ctx.log_sink is not None:
+        ctx.log_sink(ctx.module, "error", line)
+    else:
+        logging.getLogger("memgraph_recall.embedded.mgp").error("%s", line)
+    return raw_class(raw_class.message)
+
+
+def _raise_wrapped(raw_class: type, detail: str) -> typing.NoReturn:
+    """Raise as a function or property of mgp does: the raw error re-raised as its mgp subclass
+    (chained, so the traceback shows both, as Memgraph's does)."""
+    try:
+        raise _raw(raw_class, detail)
+    except tuple(_WRAPPED) as exc:
+        raise _WRAPPED[type(exc)](exc)  # noqa: B904 - mgp chains implicitly, and so do we
+
+
+def _check_write(scope, immutable_detail: str) -> None:
     if not scope.valid:
         raise InvalidContextError()
     if not scope.mutable:
-        raise _immutable()
-    try:
-        return action(*args)
-    except _store.DeletedElementError as exc:
-        raise DeletedObjectError(str(exc)) from None
-    except (TypeError, OverflowError) as exc:
-        raise ValueConversionError(str(exc)) from None
+        _raise_wrapped(_mgp.ImmutableObjectError, immutable_detail)
+
+
+def _property_value(value: object) -> tuple[object, str | None]:
+    """A property value as the C layer converts it (ValueError / OverflowError here), and the
+    ValueConversionError detail if it holds a graph object, which only storing refuses."""
+    found: list[str] = []
+
+    def graph_object(obj: object) -> None:
+        found.append(_GRAPH_VALUE_ERRORS[obj._cypher_kind])
+
+    converted = _marshal.cypher_value(value, graph_object, (Vertex, Edge, Path))
+    return converted, (found[0] if found else None)
+
+
+_GRAPH_VALUE_ERRORS = {"NODE": "A vertex is not a valid property value!",
+                       "RELATIONSHIP": "An edge is not a valid property value!",
+                       "PATH": "A path is not a valid property value!"}
 
 
 # -- labels, types, properties ------------------------------------------------------------------
@@ -142,7 +211,9 @@ Property = namedtuple("Property", ("name", "value"))
 
 
 class Properties:
-    """The properties of a Vertex or Edge; lists read as tuples, maps as fresh dicts."""
+    """The properties of a Vertex or Edge; lists read as tuples, maps as fresh dicts. Reading a
+    deleted object raises DeletedObjectError; iterating one raises the raw `_mgp` class (mgp's
+    iterators are generators, which `_wrap_exceptions` does not reach)."""
 
     __slots__ = ("_owner",)
 
@@ -150,11 +221,12 @@ class Properties:
         self._owner = vertex_or_edge
 
     def _props(self) -> dict:
+        """The live property dict, for the wrapped (non-generator) accessors."""
         owner = self._owner
         if not owner._scope.valid:
             raise InvalidContextError()
         if owner._data.deleted:
-            raise DeletedObjectError("the object was deleted")
+            _raise_wrapped(_mgp.DeletedObjectError, f"Cannot get a property of a deleted {owner._noun}!")
         return owner._data.props
 
     def get(self, property_name: str, default=None) -> object:
@@ -163,7 +235,7 @@ class Properties:
             raise InvalidContextError()
         data = owner._data
         if data.deleted:
-            raise DeletedObjectError("the object was deleted")
+            _raise_wrapped(_mgp.DeletedObjectError, f"Cannot get a property of a deleted {owner._noun}!")
         value = data.props.get(property_name, _MISSING)
         if value is _MISSING:
             return default
@@ -179,31 +251,84 @@ class Properties:
         return property_name in self._props()
 
     def __len__(self) -> int:
-        return len(self._props())
+        owner = self._owner
+        if not owner._scope.valid:
+            raise InvalidContextError()
+        if owner._data.deleted:
+            _raise_wrapped(_mgp.DeletedObjectError, f"Cannot get the properties of a deleted {owner._noun}!")
+        return len(owner._data.props)
+
+    def _snapshot(self) -> typing.Iterator[tuple[str, object]]:
+        """Generator body of every iteration: checks run at the first step, as mgp's do."""
+        owner = self._owner
+        scope = owner._scope
+        if not scope.valid:
+            raise InvalidContextError()
+        if owner._data.deleted:
+            raise _raw(_mgp.DeletedObjectError, f"Cannot get the properties of a deleted {owner._noun}!")
+        for item in list(owner._data.props.items()):  # a copy, as Memgraph's iterator holds one
+            yield item
+            if not scope.valid:
+                raise InvalidContextError()
 
     def __iter__(self) -> typing.Iterator[str]:
-        return iter(list(self._props()))
+        return (name for name, _ in self._snapshot())
 
     def keys(self) -> typing.Iterator[str]:
-        return iter(list(self._props()))
+        return (name for name, _ in self._snapshot())
 
     def values(self) -> typing.Iterator[object]:
-        return (_store.read_value(v) for v in list(self._props().values()))
+        return (_read_value(stored) for _, stored in self._snapshot())
 
     def items(self) -> typing.Iterator[Property]:
-        return (Property(k, _store.read_value(v)) for k, v in list(self._props().items()))
+        return (Property(name, _read_value(stored)) for name, stored in self._snapshot())
 
     def set(self, property_name: str, value: object) -> None:
         """Set a property; None removes it."""
         self[property_name] = value
 
     def __setitem__(self, property_name: str, value: object) -> None:
+        """In Memgraph's order: context, value conversion (ValueError, OverflowError), mutability,
+        graph objects as values (ValueConversionError), deletion."""
         owner = self._owner
-        _write(owner._scope, owner._scope.store.set_property, owner._data, property_name, value)
+        if not owner._scope.valid:
+            raise InvalidContextError()
+        name = _c_str(property_name)
+        converted, conversion_error = _property_value(value)
+        self._store({name: converted}, conversion_error,
+                    f"Cannot set a property on an immutable {owner._noun}!")
 
     def set_properties(self, properties: dict) -> None:
-        for name, value in properties.items():
-            self[name] = value
+        """Set several properties in one step: all are converted before any is written."""
+        owner = self._owner
+        if not owner._scope.valid:
+            raise InvalidContextError()
+        if not isinstance(properties, dict):
+            raise TypeError(f"properties must be a dict, got {type(properties).__name__}")
+        converted, conversion_error = {}, None
+        for name, value in dict.items(properties):
+            if not isinstance(name, str):
+                raise ValueError("Dictionary keys must be strings")
+            converted[str.__str__(name)], error = _property_value(value)
+            conversion_error = conversion_error or error
+        self._store(converted, conversion_error, f"Cannot set properties of an immutable {owner._noun}!")
+
+    def _store(self, values: dict, conversion_error: str | None, immutable_detail: str) -> None:
+        owner = self._owner
+        scope = owner._scope
+        _check_write(scope, immutable_detail)
+        if conversion_error is not None:
+            _raise_wrapped(_mgp.ValueConversionError, conversion_error)
+        if owner._data.deleted:
+            _raise_wrapped(_mgp.DeletedObjectError, f"Cannot set the properties of a deleted {owner._noun}!")
+        for name, value in values.items():
+            scope.store.set_property(owner._data, name, value)
+
+
+def _c_str(name: object) -> str:
+    if not isinstance(name, str):  # the C layer parses it with PyArg_ParseTuple("s")
+        raise TypeError(f"argument 1 must be str, not {type(name).__name__}")
+    return str.__str__(name)
 
 
 # -- graph objects ------------------------------------------------------------------------------
@@ -243,6 +368,7 @@ class Edge(_CallBound):
 
     __slots__ = ()
     _cypher_kind = "RELATIONSHIP"
+    _noun = "edge"
 
     @property
     def type(self) -> EdgeType:
@@ -284,18 +410,32 @@ class Vertex(_CallBound):
 
     __slots__ = ()
     _cypher_kind = "NODE"
+    _noun = "vertex"
 
     @property
     def labels(self) -> tuple[Label, ...]:
         if not self._scope.valid:
             raise InvalidContextError()
-        return tuple(Label(name) for name in self._data.labels)
+        data = self._data
+        if data.deleted:
+            _raise_wrapped(_mgp.DeletedObjectError, "Cannot get the labels of a deleted vertex!")
+        return tuple(Label(name) for name in data.labels)
 
     def add_label(self, label: str) -> None:
-        _write(self._scope, self._scope.store.add_label, self._data, label)
+        self._relabel(label, "add a label to", self._scope.store.add_label)
 
     def remove_label(self, label: str) -> None:
-        _write(self._scope, self._scope.store.remove_label, self._data, label)
+        self._relabel(label, "remove a label from", self._scope.store.remove_label)
+
+    def _relabel(self, label: str, what: str, action) -> None:
+        scope = self._scope
+        if not scope.valid:
+            raise InvalidContextError()
+        name = _c_str(label)
+        _check_write(scope, f"Cannot {what} an immutable vertex!")
+        if self._data.deleted:
+            _raise_wrapped(_mgp.DeletedObjectError, f"Cannot {what} a deleted vertex!")
+        action(self._data, name)
 
     @property
     def properties(self) -> Properties:
@@ -305,23 +445,27 @@ class Vertex(_CallBound):
 
     @property
     def in_edges(self) -> typing.Iterator[Edge]:
-        scope = self._scope
-        if not scope.valid:
-            raise InvalidContextError()
-        edges = self._data.in_edges
-        if scope.mutable:  # a copy: the procedure may add or delete edges while iterating
-            edges = [e for e in edges if not e.deleted]
-        return (Edge(e, scope) for e in edges)
+        return self._edges("in_edges", "inbound")
 
     @property
     def out_edges(self) -> typing.Iterator[Edge]:
+        return self._edges("out_edges", "outbound")
+
+    def _edges(self, side: str, direction: str) -> typing.Iterator[Edge]:
+        """A generator, as mgp's: its checks run at the first step, and errors there escape raw."""
         scope = self._scope
         if not scope.valid:
             raise InvalidContextError()
-        edges = self._data.out_edges
-        if scope.mutable:
+        data = self._data
+        if data.deleted:
+            raise _raw(_mgp.DeletedObjectError, f"Cannot get the {direction} edges of a deleted vertex!")
+        edges = getattr(data, side)
+        if scope.mutable:  # a copy: the procedure may add or delete edges while iterating
             edges = [e for e in edges if not e.deleted]
-        return (Edge(e, scope) for e in edges)
+        for edge in edges:
+            yield Edge(edge, scope)
+            if not scope.valid:
+                raise InvalidContextError()
 
     def __eq__(self, other: object) -> bool:
         if not self._scope.valid:
@@ -372,7 +516,8 @@ class Path:
         elif data.end is last:
             self._vertices.append(data.start)
         else:
-            raise LogicErrorError("The current last vertex in the path is not part of the given edge.")
+            _raise_wrapped(_mgp.LogicErrorError,
+                           "The current last vertex in the path is not part of the given edge.")
         self._edges.append(data)
 
     def pop(self) -> None:
@@ -380,7 +525,7 @@ class Path:
         if not self.is_valid():
             raise InvalidContextError()
         if not self._edges:
-            raise OutOfRangeError("Cannot pop from a path with no edges.")
+            _raise_wrapped(_mgp.OutOfRangeError, "Path contains no relationships.")
         self._edges.pop()
         self._vertices.pop()
 
@@ -424,13 +569,17 @@ class Vertices:
         return self._scope.valid
 
     def __iter__(self) -> typing.Iterator[Vertex]:
+        """A generator, as mgp's: its checks run at the first step."""
         scope = self._scope
         if not scope.valid:
             raise InvalidContextError()
         values = scope.store.vertices.values()
         if scope.mutable:  # a copy: the procedure may create or delete vertices while iterating
             values = [v for v in values if not v.deleted]
-        return (Vertex(v, scope) for v in values)
+        for vertex in values:
+            yield Vertex(vertex, scope)
+            if not scope.valid:
+                raise InvalidContextError()
 
     def __contains__(self, vertex: Vertex) -> bool:
         if not self._scope.valid:
@@ -456,12 +605,17 @@ class Graph:
         return self._scope.valid
 
     def get_vertex_by_id(self, vertex_id: int) -> Vertex:
+        """TypeError for a non-integer id (the C layer parses it as a C long: ints, bools and
+        anything with __index__ pass, "0" and 1.0 do not); IndexError if there is no such vertex."""
         scope = self._scope
         if not scope.valid:
             raise InvalidContextError()
+        vertex_id = operator.index(vertex_id)
+        if not _store.INT64_MIN <= vertex_id <= _store.INT64_MAX:
+            raise OverflowError("Python int too large to convert to C long")
         data = scope.store.vertices.get(vertex_id)
         if data is None or data.deleted:
-            raise IndexError(f"Unable to find vertex with id {vertex_id}.")
+            raise IndexError("Unable to find the vertex with given ID.")
         return Vertex(data, scope)
 
     @property
@@ -484,39 +638,61 @@ class Graph:
 
     def create_vertex(self) -> Vertex:
         scope = self._scope
-        return Vertex(_write(scope, scope.store.create_vertex), scope)
+        _check_write(scope, "Cannot create a vertex in an immutable graph!")
+        return Vertex(scope.store.create_vertex(), scope)
 
     def delete_vertex(self, vertex: Vertex) -> None:
-        """Delete a vertex that has no edges (LogicErrorError otherwise)."""
+        """Delete a vertex that has no edges (LogicErrorError otherwise); deleting it again is a no-op."""
         self._delete_vertex(vertex, False)
 
     def detach_delete_vertex(self, vertex: Vertex) -> None:
-        """Delete a vertex and all its edges."""
+        """Delete a vertex and all its edges; deleting it again is a no-op."""
         self._delete_vertex(vertex, True)
 
     def _delete_vertex(self, vertex: Vertex, detach: bool) -> None:
         scope = self._scope
-        if not vertex.is_valid():
+        if not scope.valid:
             raise InvalidContextError()
-        try:
-            _write(scope, scope.store.remove_vertex, vertex._data, detach)
-        except ValueError as exc:
-            raise LogicErrorError(str(exc)) from None
+        _check_vertex(vertex)
+        _check_write(scope, "Cannot remove a vertex from an immutable graph!")
+        data = vertex._data
+        if data.deleted:  # Memgraph's storage skips vertices already deleted in the transaction
+            return
+        if not detach and any(not e.deleted for e in (*data.out_edges, *data.in_edges)):
+            _raise_wrapped(_mgp.LogicErrorError, "Cannot remove a vertex that has edges!")
+        scope.store.remove_vertex(data, detach)
 
     def create_edge(self, from_vertex: Vertex, to_vertex: Vertex, edge_type: EdgeType) -> Edge:
         scope = self._scope
-        if not from_vertex.is_valid() or not to_vertex.is_valid():
+        if not scope.valid:
             raise InvalidContextError()
-        name = getattr(edge_type, "name", None)
-        if not isinstance(name, str):
-            raise TypeError(f"edge_type must be an mgp.EdgeType, got {type(edge_type).__name__}")
-        return Edge(_write(scope, scope.store.create_edge, from_vertex._data, to_vertex._data, name), scope)
+        _check_vertex(from_vertex)
+        _check_vertex(to_vertex)
+        name = _c_str(edge_type.name)
+        _check_write(scope, "Cannot create an edge in an immutable graph!")
+        if from_vertex._data.deleted or to_vertex._data.deleted:
+            _raise_wrapped(_mgp.DeletedObjectError, "Cannot add an edge to a deleted vertex!")
+        return Edge(scope.store.create_edge(from_vertex._data, to_vertex._data, name), scope)
 
     def delete_edge(self, edge: Edge) -> None:
+        """Delete an edge; deleting it again is a no-op."""
         scope = self._scope
+        if not scope.valid:
+            raise InvalidContextError()
+        if not isinstance(edge, Edge):
+            raise TypeError(f"argument 1 must be _mgp.Edge, not {type(edge).__name__}")
         if not edge.is_valid():
             raise InvalidContextError()
-        _write(scope, scope.store.remove_edge, edge._data)
+        _check_write(scope, "Cannot remove an edge from an immutable graph!")
+        if not edge._data.deleted:
+            scope.store.remove_edge(edge._data)
+
+
+def _check_vertex(vertex: object) -> None:
+    if not isinstance(vertex, Vertex):  # the C layer takes only its own vertex type
+        raise TypeError(f"argument 1 must be _mgp.Vertex, not {type(vertex).__name__}")
+    if not vertex.is_valid():
+        raise InvalidContextError()
 
 
 class ProcCtx:
@@ -542,9 +718,9 @@ class ProcCtx:
         return self._graph._scope.must_abort()
 
     def check_must_abort(self) -> None:
-        """Raise AbortError if the call was terminated or its time limit elapsed."""
+        """Raise AbortError (no message, as mgp's) if the call was terminated or timed out."""
         if self.must_abort():
-            raise AbortError("The procedure was asked to abort.")
+            raise AbortError
 
 
 class FuncCtx:
@@ -697,9 +873,9 @@ def _arguments(params) -> list[_registry.Argument]:
         if param.default is param.empty:
             arguments.append(_registry.Argument(param.name, ctype))
             continue
-        try:
-            stored = _store.freeze(param.default)
-        except (TypeError, OverflowError) as exc:
+        try:  # converted as the C layer converts it (numpy.float64 passes as a float)
+            stored = _store.freeze(_marshal.cypher_value(param.default, _graph_default, (Vertex, Edge, Path)))
+        except (ValueError, OverflowError) as exc:
             raise ValueError(f"The default value of argument '{param.name}' is not a Cypher value: "
                              f"{exc}") from None
         if not ctype.satisfies(_store.read_value(stored)):
@@ -707,6 +883,10 @@ def _arguments(params) -> list[_registry.Argument]:
                              f"doesn't satisfy the type {ctype.name}.")
         arguments.append(_registry.Argument(param.name, ctype, True, stored))
     return arguments
+
+
+def _graph_default(obj: object) -> None:
+    raise ValueError("a graph element cannot be a default value")
 
 
 def _register(func, kind: str, ctx_type: type):

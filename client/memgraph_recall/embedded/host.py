@@ -241,9 +241,9 @@ class Runtime:
                 except mgp.AbortError as exc:
                     if scope.deadline is not None and time.monotonic() >= scope.deadline:
                         raise _timeout(spec) from exc
-                    raise ProcedureError(f"{spec.full_name}: {_describe(exc)}") from exc
+                    raise ProcedureError(f"{spec.full_name}: {_module_traceback(exc)}") from exc
                 except Exception as exc:
-                    raise ProcedureError(f"{spec.full_name}: {_describe(exc)}") from exc
+                    raise ProcedureError(f"{spec.full_name}: {_module_traceback(exc)}") from exc
                 rows = self._rows(spec, result)
                 if scope.deadline is not None and time.monotonic() >= scope.deadline:
                     raise _timeout(spec)
@@ -265,10 +265,10 @@ class Runtime:
                 try:
                     result = spec.func(mgp.FuncCtx(scope), *values) if spec.takes_ctx else spec.func(*values)
                 except Exception as exc:
-                    raise ProcedureError(f"{spec.full_name}: {_describe(exc)}") from exc
+                    raise ProcedureError(f"{spec.full_name}: {_module_traceback(exc)}") from exc
                 try:
                     return to_output(result, mgp)
-                except (TypeError, OverflowError) as exc:
+                except (ValueError, OverflowError) as exc:
                     raise ResultError(f"{spec.full_name}: {exc}") from exc
             finally:
                 scope.valid = False
@@ -292,7 +292,11 @@ class Runtime:
         return values
 
     def _rows(self, spec: Registration, result: Any) -> list[dict[str, Any]]:
-        """Check the procedure's return value as Memgraph does and convert it to client rows."""
+        """Check the procedure's return value as Memgraph does and convert it to client rows.
+
+        As Memgraph: a sequence is read record by record and then emptied in place (the procedure's
+        list is left empty); None only for a void signature; anything else must be one Record.
+        """
         mgp, name = self._mgp, spec.full_name
         if result is None:
             if spec.results:
@@ -300,33 +304,60 @@ class Runtime:
                                   f"result fields ({', '.join(spec.results)}); return mgp.Record(...) "
                                   "or a list of them.")
             return []
-        if type(result) is mgp.Record:
-            records = (result,)
-        elif type(result) in (list, tuple):
-            records = result
-        else:
+        if type(result) is mgp.Record:  # the common case first; a Record is no sequence
+            return [self._row(spec, result)]
+        if type(result) is list or _is_sequence(result):
+            rows = [self._row(spec, record) for record in _items(result)]
+            _empty(result, name)
+            return rows
+        if not isinstance(result, mgp.Record):
             raise ResultError(f"{name}: the returned value is not an instance of 'mgp.Record' or a list "
                               f"of them (got {type(result).__name__}).")
-        rows = []
-        for record in records:
-            if type(record) is not mgp.Record:
-                raise ResultError(f"{name}: the returned value is not an instance of 'mgp.Record' "
-                                  f"(got {type(record).__name__}).")
-            row = dict.fromkeys(spec.results)
-            for field, value in record.fields.items():
-                ctype = spec.results.get(field)
-                if ctype is None:
-                    raise ResultError(f"{name}: The result doesn't have any field named '{field}'.")
-                try:
-                    converted = to_output(value, mgp)
-                except (TypeError, OverflowError) as exc:
-                    raise ResultError(f"{name}: field '{field}': {exc}.") from exc
-                if not ctype.satisfies(converted):
-                    raise ResultError(f"{name}: The type of value doesn't satisfy the type '{ctype.name}'! "
-                                      f"(field '{field}', got {type(value).__name__})")
-                row[field] = converted
-            rows.append(row)
-        return rows
+        return [self._row(spec, result)]
+
+    def _row(self, spec: Registration, record: Any) -> dict[str, Any]:
+        mgp, name = self._mgp, spec.full_name
+        if not isinstance(record, mgp.Record):
+            raise ResultError(f"{name}: the returned value is not an instance of 'mgp.Record' "
+                              f"(got {type(record).__name__}).")
+        row = dict.fromkeys(spec.results)
+        for field, value in record.fields.items():
+            ctype = spec.results.get(field)
+            if ctype is None:
+                raise ResultError(f"{name}: The result doesn't have any field named '{field}'.")
+            try:
+                converted = to_output(value, mgp)
+            except (ValueError, OverflowError) as exc:
+                raise ResultError(f"{name}: field '{field}': {exc}.") from exc
+            if not ctype.satisfies(converted):
+                raise ResultError(f"{name}: The type of value doesn't satisfy the type '{ctype.name}'! "
+                                  f"(field '{field}', got {type(value).__name__})")
+            row[field] = converted
+        return row
+
+
+def _is_sequence(value: Any) -> bool:
+    """Python's sequence protocol, as the C API's PySequence_Check sees it (a dict is not one)."""
+    return not isinstance(value, dict) and hasattr(type(value), "__getitem__") and hasattr(value, "__len__")
+
+
+def _items(sequence: Any) -> list[Any]:
+    return list(sequence) if type(sequence) is list else [sequence[i] for i in range(len(sequence))]
+
+
+def _empty(sequence: Any, name: str) -> None:
+    """Memgraph empties the returned sequence with PySequence_DelSlice once its records are read. On
+    a sequence that cannot delete (a tuple) the call fails, the failure is left pending, and the
+    cleanup that follows finds it and stops the server (LOG_FATAL in py_module.cpp): refuse it here."""
+    try:
+        del sequence[0:len(sequence)]
+    except TypeError as exc:
+        kind = type(sequence).__name__
+        raise ResultError(
+            f"{name}: the procedure returned a {kind} of records. Memgraph would abort the whole server "
+            f"on this: after reading the records it empties the returned sequence with "
+            f"PySequence_DelSlice, which fails on a {kind} ({exc}), and the cleanup after that failure "
+            "is fatal. Return a list of mgp.Record instead.") from exc
 
 
 def _where(spec: Registration, position: int) -> str:
@@ -347,13 +378,12 @@ def _timeout(spec: Registration) -> QueryTimeoutError:
 
 
 def _module_traceback(exc: BaseException) -> str:
-    """The traceback from the module's own frames on, as Memgraph logs it (host frames dropped)."""
+    """Python's full traceback (chained exceptions included) from the module's own frames on, host
+    and importlib frames dropped. Memgraph logs it for a module that fails to load, and a client
+    reads it after `<procedure>: ` when a procedure raised (py_module.cpp formats it with
+    `traceback.format_exception`, skipping the first frame: mgp's wrapper, here the host's)."""
     tb = exc.__traceback__
     while tb is not None and (tb.tb_frame.f_code.co_filename == __file__
                               or tb.tb_frame.f_code.co_filename.startswith("<frozen importlib")):
         tb = tb.tb_next
     return "".join(traceback.format_exception(type(exc), exc, tb))
-
-
-def _describe(exc: BaseException) -> str:
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()

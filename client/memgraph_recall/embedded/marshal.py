@@ -1,21 +1,24 @@
 """Values crossing the procedure boundary, converted the way Memgraph marshals them.
 
 In: caller values become what a Python procedure receives (lists as tuples, maps as fresh dicts,
-vertex/edge refs as live `mgp` objects bound to the call). Out: procedure results become what a
-Bolt client receives (lists, dicts, detached `Node`/`Relationship`/`GraphPath` snapshots); anything
-that is not exactly a Cypher-representable Python type is refused, as Memgraph refuses it.
+vertex/edge refs as live `mgp` objects bound to the call). Out: procedure results (and property
+values a procedure stores) are read the way Memgraph's C layer reads a Python object
+(`PyObjectToMgpValue`): its type checks accept subclasses of int, float, str, list, tuple and dict
+(`numpy.float64` is a float; `numpy.float32` and `numpy.int64` are not), the temporal types only
+exactly; anything else is refused. Results become what a Bolt client receives (lists, dicts,
+detached `Node`/`Relationship`/`GraphPath` snapshots).
 """
 
+from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from types import ModuleType
 from typing import Any
 
 from .scope import CallScope
 from .snapshots import EdgeRef, GraphPath, Node, Relationship, VertexRef
-from .store import check_int64, node_snapshot, relationship_snapshot
+from .store import INT64_MAX, INT64_MIN, check_int64, node_snapshot, relationship_snapshot
 
 _PASS_THROUGH = frozenset({bool, float, str, type(None), date, time, datetime, timedelta})
-_FLAT = _PASS_THROUGH | {int}
 
 
 def _type_name(kind: type) -> str:
@@ -60,38 +63,73 @@ def _path_argument(path: GraphPath, scope: CallScope, mgp: ModuleType) -> Any:
     return live
 
 
-def to_output(value: Any, mgp: ModuleType) -> Any:
-    """A procedure's result value as a client receives it. Raises TypeError for values Memgraph
-    cannot convert ("Unsupported PyObject conversion") and OverflowError for ints outside int64."""
+def cypher_value(value: Any, graph_object: Callable[[Any], Any], graph_types: tuple[type, ...]) -> Any:
+    """`value` as plain Python types (lists, str-keyed dicts, exact scalars), with instances of
+    `graph_types` (mgp Vertex/Edge/Path) replaced by `graph_object(obj)`. Raises ValueError
+    ("Unsupported PyObject conversion", a non-string map key) or OverflowError (an int outside
+    int64), as Memgraph's conversion does."""
     kind = type(value)
     if kind in _PASS_THROUGH:
         return value
     if kind is int:
-        return check_int64(value)
+        return _int64(value)
     if kind is list or kind is tuple:
         kinds = set(map(type, value))
-        if kinds <= _FLAT and int not in kinds:
+        if kinds <= _PASS_THROUGH:
             return list(value)
-        return [to_output(item, mgp) for item in value]
+        return [cypher_value(item, graph_object, graph_types) for item in value]
     if kind is dict:
-        out = {}
-        for key, item in value.items():
-            if type(key) is not str:
-                raise TypeError(f"map key {key!r} is a {_type_name(type(key))}, not a string")
-            out[key] = to_output(item, mgp)
-        return out
-    if kind is mgp.Vertex:
-        return node_snapshot(_live(value)._data)
-    if kind is mgp.Edge:
-        return relationship_snapshot(_live(value)._data)
-    if kind is mgp.Path:
-        _live(value)
-        return GraphPath(tuple(node_snapshot(v) for v in value._vertices),
-                         tuple(relationship_snapshot(e) for e in value._edges))
-    raise TypeError(f"Unsupported PyObject conversion: {_type_name(kind)} is not a Cypher value")
+        return _map(value, graph_object, graph_types)
+    return _subclass_value(value, graph_object, graph_types)
 
 
-def _live(obj: Any) -> Any:
+def _subclass_value(value: Any, graph_object: Callable[[Any], Any], graph_types: tuple[type, ...]) -> Any:
+    """The C layer's checks in its order (PyLong_Check, PyFloat_Check, ...), which subclasses pass;
+    the value is read as the base type reads it, ignoring overridden dunders."""
+    if isinstance(value, int):
+        return _int64(int.__int__(value))
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, list):
+        return [cypher_value(item, graph_object, graph_types) for item in list.__iter__(value)]
+    if isinstance(value, tuple):
+        return [cypher_value(item, graph_object, graph_types) for item in tuple.__iter__(value)]
+    if isinstance(value, dict):
+        return _map(value, graph_object, graph_types)
+    if isinstance(value, graph_types):
+        return graph_object(value)
+    raise ValueError(f"Unsupported PyObject conversion: {_type_name(type(value))} is not a Cypher value")
+
+
+def _map(value: dict, graph_object: Callable[[Any], Any], graph_types: tuple[type, ...]) -> dict:
+    out = {}
+    for key, item in dict.items(value):
+        if not isinstance(key, str):
+            raise ValueError(f"Dictionary keys must be strings, got {_type_name(type(key))} {key!r}")
+        out[str.__str__(key)] = cypher_value(item, graph_object, graph_types)
+    return out
+
+
+def _int64(value: int) -> int:
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise OverflowError(f"Python integer is out of range: {value} does not fit in 64 bits")
+    return value
+
+
+def to_output(value: Any, mgp: ModuleType) -> Any:
+    """A procedure's result value as a client receives it (see `cypher_value` for what is refused)."""
+    return cypher_value(value, _snapshot, (mgp.Vertex, mgp.Edge, mgp.Path))
+
+
+def _snapshot(obj: Any) -> Any:
     if not obj.is_valid():
-        raise TypeError("Unsupported PyObject conversion: the graph object is no longer valid")
-    return obj
+        raise ValueError("Unsupported PyObject conversion: the graph object is no longer valid")
+    kind = obj._cypher_kind
+    if kind == "NODE":
+        return node_snapshot(obj._data)
+    if kind == "RELATIONSHIP":
+        return relationship_snapshot(obj._data)
+    return GraphPath(tuple(node_snapshot(v) for v in obj._vertices),
+                     tuple(relationship_snapshot(e) for e in obj._edges))

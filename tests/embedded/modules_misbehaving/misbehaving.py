@@ -10,11 +10,16 @@ _STASH = {}
 def give(ctx: mgp.ProcCtx, what: str) -> mgp.Record(text=str, number=mgp.Nullable[float],
                                                     anything=mgp.Nullable[mgp.Any]):
     vertex = next(iter(ctx.graph.vertices), None)
-    if what in ("numpy_scalar", "ndarray"):
+    if what.startswith("numpy_") or what == "ndarray":
         import numpy
 
-        return mgp.Record(text="x", number=numpy.float32(1.5)) if what == "numpy_scalar" else \
-            mgp.Record(text="x", anything=numpy.zeros(3))
+        return {
+            "numpy_scalar": lambda: mgp.Record(text="x", number=numpy.float32(1.5)),
+            "numpy_int64": lambda: mgp.Record(text="x", anything=numpy.int64(1)),
+            "numpy_float64": lambda: mgp.Record(text=numpy.str_("x"), number=numpy.float64(1.5),
+                                                anything={"k": [numpy.float64(0.25), True]}),
+            "ndarray": lambda: mgp.Record(text="x", anything=numpy.zeros(3)),
+        }[what]()
     cases = {
         "one": lambda: mgp.Record(text="a", number=1.5),
         "list": lambda: [mgp.Record(text="a"), mgp.Record(text="b")],
