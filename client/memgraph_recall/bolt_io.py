@@ -48,12 +48,17 @@ class Runner(Protocol):
     def run(self, what: str, query: str, parameters: dict | None = None) -> list[dict]: ...
 
 
-def load_graph(client: RecallClient, source: Path) -> tuple[int, int]:
-    """Create the nodes and relationships of an `export_util.json` file on the server (appends)."""
+def read_graph_file(source: Path) -> list[dict]:
+    """An `export_util.json` file's elements, checked (ids, labels, references) before any is written."""
     from memgraph_recall.embedded.interchange import build_store, read_elements
 
     elements = read_elements(source)
-    build_store(elements)  # validates ids, labels and references before anything is written
+    build_store(elements)
+    return elements
+
+
+def load_graph(client: RecallClient, elements: list[dict]) -> tuple[int, int]:
+    """Create the nodes and relationships of checked elements (`read_graph_file`) on the server (appends)."""
     return load_elements(_server(client, "load"), elements)
 
 

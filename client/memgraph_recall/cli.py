@@ -1,23 +1,49 @@
 """`memgraph-recall`: the demo, asking recall a question, embedding, the doctor, and graph files.
 
 argparse rather than typer/click: it is in the standard library, so the Bolt-only base install stays
-one dependency (gqlalchemy) plus tqdm, and `main(argv)` is trivially callable from tests.
+small, and `main(argv)` is trivially callable from tests. Every failure is one line on stderr and
+an exit status that says which kind it was (`EXIT_CODES`); `--debug` adds the traceback.
 """
 
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from memgraph_recall import __version__
 from memgraph_recall.client import RecallClient
-from memgraph_recall.errors import RecallError
-from memgraph_recall.settings import ConfigFile, default_config_path, load_config, parse_assignment
+from memgraph_recall.errors import (
+    RecallConnectionError,
+    RecallError,
+    RecallTimeoutError,
+)
+from memgraph_recall.settings import (
+    ConfigFile,
+    ConfigPath,
+    default_config_path,
+    load_config,
+    parse_assignment,
+)
+from memgraph_recall.timeouts import Timeouts, seconds
 
 DEFAULT_BOLT = "bolt://localhost:7687"
+EXIT_SERVER, EXIT_USAGE, EXIT_CONNECTION, EXIT_TIMEOUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 1, 2, 3, 4, 70, 130
+EXIT_CODES = {
+    0: "success",
+    EXIT_SERVER: "the server or the recall module answered with an error (e.g. module not loaded, a model "
+                 "that cannot load, a write conflict that outlasted the retries)",
+    EXIT_USAGE: "bad usage: flags, the config file, a graph file, or a value the module rejects",
+    EXIT_CONNECTION: "cannot reach the server: refused, unresolvable host, no Bolt answer within "
+                     "connect_timeout, credentials refused, connection lost",
+    EXIT_TIMEOUT: "a call got no answer within its timeout",
+    EXIT_INTERNAL: "a bug in memgraph-recall (run with --debug for the traceback)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
 LANES = ("memories", "turns", "text", "entities", "facts", "user_facts")
 
 DESCRIPTION = """\
@@ -35,8 +61,10 @@ examples:
   memgraph-recall export memory.json --bolt bolt://localhost:7687
   memgraph-recall ask --user maya "Where am I going?" --graph memory.json --json
 config file: TOML with a [recall] table of config keys (turns_k = 4, lanes = ["turns", "facts"],
-embedding_model = "...") and a [client] table (bolt = "bolt://host:7687"), from --config,
-$MEMGRAPH_RECALL_CONFIG or ~/.config/memgraph-recall/config.toml; flags override it."""
+embedding_model = "...") and a [client] table (bolt = "bolt://host:7687", timeout = 60,
+connect_timeout = 10), from --config, $MEMGRAPH_RECALL_CONFIG or ~/.config/memgraph-recall/config.toml;
+flags override it.
+exit status: """ + "; ".join(f"{code} {meaning.split(' (')[0]}" for code, meaning in EXIT_CODES.items()) + "."
 
 
 # -- argument parsing ----------------------------------------------------------------------------
@@ -62,10 +90,20 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
+def seconds_flag(text: str) -> float:
+    try:
+        return seconds("value", float(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected seconds greater than 0 (at most a day), got {text!r}") \
+            from exc
+
+
 def build_parser() -> argparse.ArgumentParser:
     base = argparse.ArgumentParser(add_help=False)
     base.add_argument("--config", type=Path, metavar="FILE",
-                      help="TOML file: [recall] config keys, [client] bolt URL (flags override it)")
+                      help="TOML file: [recall] config keys, [client] bolt URL and timeouts "
+                      "(flags override it)")
+    base.add_argument("--debug", action="store_true", help="on failure, print the Python traceback too")
     common = argparse.ArgumentParser(add_help=False, parents=[base])
     common.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
                         help="set one recall config key, e.g. --set turns_k=4 (repeatable)")
@@ -77,6 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
                        f"(default {DEFAULT_BOLT})")
     where.add_argument("--graph", type=Path, metavar="FILE",
                        help="no server: run recall in the embedded runtime over an export_util.json file")
+    target.add_argument("--timeout", type=seconds_flag, metavar="SECONDS",
+                        help="give up on a call after this long (default 60; [client] timeout)")
+    target.add_argument("--connect-timeout", type=seconds_flag, metavar="SECONDS",
+                        help="give up connecting to the server after this long (default 10; "
+                        "[client] connect_timeout)")
 
     parser = argparse.ArgumentParser(prog="memgraph-recall", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -146,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- helpers -------------------------------------------------------------------------------------
 def config_file(args: argparse.Namespace) -> ConfigFile:
-    return load_config(args.config if args.config is not None else default_config_path())
+    return load_config(ConfigPath(args.config) if args.config is not None else default_config_path())
 
 
 def recall_config(args: argparse.Namespace) -> dict[str, Any]:
@@ -166,12 +209,45 @@ def recall_config(args: argparse.Namespace) -> dict[str, Any]:
     return config
 
 
+def timeouts(args: argparse.Namespace, config: ConfigFile) -> Timeouts:
+    """Flags first, then the config file's [client] table, then the defaults."""
+    call = getattr(args, "timeout", None)
+    connect = getattr(args, "connect_timeout", None)
+    return Timeouts.of(call if call is not None else config.timeout,
+                       connect if connect is not None else config.connect_timeout)
+
+
 def open_client(args: argparse.Namespace) -> RecallClient:
+    config = config_file(args)
+    limits = timeouts(args, config)
     if getattr(args, "graph", None) is not None:
-        if not args.graph.is_file():
-            raise ValueError(f"--graph: no such file {args.graph}")
-        return RecallClient.embedded(args.graph)
-    return RecallClient.from_url(getattr(args, "bolt", None) or config_file(args).bolt or DEFAULT_BOLT)
+        with graph_file("--graph", args.graph):
+            return RecallClient.embedded(args.graph, timeout=limits.call)
+    return RecallClient.from_url(getattr(args, "bolt", None) or config.bolt or DEFAULT_BOLT,
+                                 timeout=limits.call, connect_timeout=limits.connect)
+
+
+@contextmanager
+def graph_file(flag: str, path: Path) -> Iterator[None]:
+    """Turn every way an export_util.json file can be unreadable into one line naming the flag and file."""
+    from memgraph_recall.embedded.errors import GraphFileError
+
+    if not path.exists():
+        raise ValueError(f"{flag}: no such file {path}")
+    if path.is_dir():
+        raise ValueError(f"{flag}: {path} is a directory, expected an export_util.json file")
+    try:
+        yield
+    except GraphFileError as exc:
+        reason = str(exc).removeprefix(f"{path}: ")
+        raise ValueError(f"{flag}: {path} is not a usable export_util.json file: {reason}") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{flag}: {path} is not UTF-8 text (byte {exc.start}): "
+                         "not an export_util.json file") from exc
+    except RecursionError as exc:
+        raise ValueError(f"{flag}: {path} nests JSON too deeply to be an export_util.json file") from exc
+    except OSError as exc:
+        raise ValueError(f"{flag}: {path} cannot be read ({exc.strerror or exc})") from exc
 
 
 def require_server(args: argparse.Namespace, command: str) -> None:
@@ -262,13 +338,13 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 
 def cmd_load(args: argparse.Namespace) -> None:
-    from memgraph_recall.bolt_io import load_graph
+    from memgraph_recall.bolt_io import load_graph, read_graph_file
 
     require_server(args, "load")
-    if not args.input.is_file():
-        raise ValueError(f"load: no such file {args.input}")
+    with graph_file("load", args.input):
+        elements = read_graph_file(args.input)
     with open_client(args) as client:
-        nodes, relationships = load_graph(client, args.input)
+        nodes, relationships = load_graph(client, elements)
     out(f"created {nodes} nodes and {relationships} relationships")
 
 
@@ -276,18 +352,45 @@ COMMANDS = {"demo": cmd_demo, "ask": cmd_ask, "embed": cmd_embed, "status": cmd_
             "invalidate": cmd_invalidate, "export": cmd_export, "load": cmd_load}
 
 
+def exit_code(exc: BaseException) -> int:
+    """The exit status for a failure; see `EXIT_CODES`."""
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    if isinstance(exc, RecallTimeoutError):
+        return EXIT_TIMEOUT
+    if isinstance(exc, RecallConnectionError):
+        return EXIT_CONNECTION
+    if isinstance(exc, ValueError):  # bad input, RecallArgumentError (the module's refusal) included
+        return EXIT_USAGE
+    if isinstance(exc, RecallError):
+        return EXIT_SERVER
+    return EXIT_INTERNAL
+
+
+def one_line(exc: BaseException) -> str:
+    """What failed, on one line: the message's lines joined, its kind named where it helps."""
+    message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
+    code = exit_code(exc)
+    if code == EXIT_USAGE:
+        return f"error: {message}"
+    if code == EXIT_INTERNAL:
+        return f"internal error: {type(exc).__name__}: {message} (run with --debug for the traceback)"
+    if code == EXIT_INTERRUPTED:
+        return "interrupted"
+    return f"{type(exc).__name__}: {message}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `memgraph-recall`; returns the exit code (2 for bad input, 1 for recall errors)."""
+    """Entry point of `memgraph-recall`; returns the exit status (`EXIT_CODES`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         COMMANDS[args.command](args)
-    except ValueError as exc:  # bad input, including RecallArgumentError from the module
-        print(f"memgraph-recall {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except RecallError as exc:
-        print(f"memgraph-recall {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+    except (Exception, KeyboardInterrupt) as exc:
+        if args.debug:
+            traceback.print_exc(file=sys.stderr)
+        print(f"memgraph-recall {args.command}: {one_line(exc)}", file=sys.stderr)
+        return exit_code(exc)
     return 0
 
 

@@ -4,7 +4,12 @@ Lookup order: `--config FILE`, then `$MEMGRAPH_RECALL_CONFIG` when non-empty, th
 `$XDG_CONFIG_HOME/memgraph-recall/config.toml` (default `~/.config/...`) when it exists. `[recall]`
 keys are the procedures' own config keys (lane widths, `lanes`, `embedding_model`, ...); the module
 checks them, so an unknown key is reported by name whichever backend runs. `[client]` has `bolt`,
-the server URL used when no `--bolt`/`--graph` is given. Flags override the file.
+the server URL used when no `--bolt`/`--graph` is given, and the `timeout`/`connect_timeout`
+seconds (`memgraph_recall.timeouts`). Flags override the file.
+
+Every way a file can be wrong (missing, a directory, unreadable, not UTF-8, not TOML, nested past
+Python's recursion limit, too large) is a `ValueError` that names the file and where its path came
+from, so the CLI prints one line instead of a traceback.
 """
 
 import os
@@ -13,8 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memgraph_recall.timeouts import seconds
+
 CONFIG_ENV = "MEMGRAPH_RECALL_CONFIG"
-CLIENT_KEYS = ("bolt",)
+CLIENT_KEYS = ("bolt", "timeout", "connect_timeout")
+LARGEST_FILE = 1 << 20
+"""A config file is a few lines; a megabyte means a wrong path (a log, a model file)."""
 
 
 @dataclass(frozen=True)
@@ -23,42 +32,78 @@ class ConfigFile:
 
     recall: dict[str, Any] = field(default_factory=dict)
     bolt: str | None = None
+    timeout: float | None = None
+    connect_timeout: float | None = None
 
 
-def default_config_path() -> Path | None:
+@dataclass(frozen=True)
+class ConfigPath:
+    """A config file's path and where that path came from (a flag, the environment, the default)."""
+
+    path: Path
+    source: str = "--config"
+
+    def error(self, problem: str) -> ValueError:
+        return ValueError(f"config file {self.path} ({self.source}): {problem}")
+
+
+def default_config_path() -> ConfigPath | None:
     """The config file used when no `--config` is given, or None when there is none."""
     from_env = os.environ.get(CONFIG_ENV, "")
     if from_env:
-        return Path(from_env)
+        return ConfigPath(Path(from_env), f"${CONFIG_ENV}")
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     candidate = Path(base) / "memgraph-recall" / "config.toml"
-    return candidate if candidate.is_file() else None
+    return ConfigPath(candidate, "the default location") if candidate.is_file() else None
 
 
-def load_config(path: Path | None) -> ConfigFile:
-    """Read a config file (nothing when `path` is None); unknown tables or client keys are errors."""
-    if path is None:
-        return ConfigFile()
+def read_toml(where: ConfigPath) -> dict[str, Any]:
+    """The file's TOML document, or a `ValueError` that names the file and what is wrong with it."""
+    path = where.path
     try:
-        with path.open("rb") as handle:
-            document = tomllib.load(handle)
+        if path.is_dir():
+            raise where.error("is a directory, expected a TOML file")
+        if path.stat().st_size > LARGEST_FILE:
+            raise where.error(f"is {path.stat().st_size} bytes, larger than a config file may be "
+                              f"({LARGEST_FILE} bytes)")
+        text = path.read_bytes().decode("utf-8")
+        return tomllib.loads(text)
     except FileNotFoundError as exc:
-        raise ValueError(f"--config: no such file {path}") from exc
+        raise where.error("no such file") from exc
+    except OSError as exc:
+        raise where.error(f"cannot be read ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise where.error(f"is not UTF-8 text (byte {exc.start}): not a TOML file") from exc
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"--config: {path} is not valid TOML: {exc}") from exc
+        raise where.error(f"is not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise where.error("nests arrays or tables too deeply to read") from exc
+
+
+def load_config(where: ConfigPath | Path | None) -> ConfigFile:
+    """Read a config file (nothing when `where` is None); unknown tables or client keys are errors."""
+    if where is None:
+        return ConfigFile()
+    if isinstance(where, Path):
+        where = ConfigPath(where)
+    document = read_toml(where)
     unknown = sorted(set(document) - {"recall", "client"})
     if unknown:
-        raise ValueError(f"--config: {path} has {unknown}; expected only the tables [recall] and [client]")
+        raise where.error(f"has {unknown}; expected only the tables [recall] and [client]")
     recall, client = document.get("recall", {}), document.get("client", {})
     if not isinstance(recall, dict) or not isinstance(client, dict):
-        raise ValueError(f"--config: [recall] and [client] in {path} must be tables")
+        raise where.error("[recall] and [client] must be tables")
     bad = sorted(set(client) - set(CLIENT_KEYS))
     if bad:
-        raise ValueError(f"--config: [client] in {path} has {bad}; expected only {list(CLIENT_KEYS)}")
+        raise where.error(f"[client] has {bad}; expected only {list(CLIENT_KEYS)}")
     bolt = client.get("bolt")
     if bolt is not None and not isinstance(bolt, str):
-        raise ValueError(f"--config: [client] bolt in {path} must be a URL string, got {bolt!r}")
-    return ConfigFile(recall=recall, bolt=bolt)
+        raise where.error(f"[client] bolt must be a URL string, got {bolt!r}")
+    try:
+        timeouts = {key: seconds(key, client[key]) for key in ("timeout", "connect_timeout") if key in client}
+    except ValueError as exc:
+        raise where.error(f"[client] {exc}") from exc
+    return ConfigFile(recall=recall, bolt=bolt, **timeouts)
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
