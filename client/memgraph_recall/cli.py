@@ -181,7 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     load = commands.add_parser("load", parents=[base, target],
                                help="add a graph file's contents to a server",
                                description="Create the nodes and relationships of an export_util.json file "
-                               "on the server, from this machine (appends; it does not merge).")
+                               "on the server, from this machine (appends; it does not merge with what is "
+                               "there). Batches are retried after a conflict or a lost answer (they are "
+                               "idempotent); a load that still fails says how much it wrote.")
     load.add_argument("input", type=Path, help="export_util.json file to read")
 
     return parser

@@ -12,8 +12,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memgraph_recall.bolt import BoltAddress, BoltBackend
-from memgraph_recall.errors import RecallNotLoaded, RecallProcedureError, from_server_message
+from memgraph_recall.errors import (
+    RecallConflictError,
+    RecallNotLoaded,
+    RecallProcedureError,
+    from_server_message,
+)
 from memgraph_recall.results import EmbedProgress, LaneHit, Recalled, json_ready
+from memgraph_recall.retry import Backoff, retrying
 from memgraph_recall.timeouts import Timeouts
 
 __all__ = ["Backend", "BoltAddress", "BoltBackend", "EmbeddedBackend", "RecallClient"]
@@ -89,8 +95,10 @@ class EmbeddedBackend:
 class RecallClient:
     """Recall over Memgraph or the embedded runtime: `render`, `lanes`, `embed`, `status`, `invalidate`."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, retry: Backoff | None = None) -> None:
+        """`retry`: how `embed` retries a serialization conflict (default: 5 attempts over ~3 s)."""
         self.backend = backend
+        self.retry = retry or Backoff()
 
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
@@ -140,11 +148,17 @@ class RecallClient:
 
     def embed_once(self, user: str | None = None, config: Mapping | None = None,
                    **options: Any) -> EmbedProgress:
-        """One `recall.embed` call: embeds up to `limit` units and says how many remain."""
+        """One `recall.embed` call: embeds up to `limit` units and says how many remain.
+
+        A serialization conflict with a concurrent write is retried with backoff (`self.retry`): the
+        procedure writes only what is still missing, so repeating it is safe.
+        """
         config = _config(config, options)
         if user is not None:
             config["user"] = _user(user)
-        return EmbedProgress.from_row(self._call("recall.embed", config=config)[0])
+        rows = retrying(lambda: self._call("recall.embed", config=config), "recall.embed",
+                        (RecallConflictError,), self.retry)
+        return EmbedProgress.from_row(rows[0])
 
     def embed(self, user: str | None = None, config: Mapping | None = None, progress: bool = False,
               **options: Any) -> EmbedProgress:
