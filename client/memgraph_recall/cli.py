@@ -7,21 +7,24 @@ an exit status that says which kind it was (`EXIT_CODES`); `--debug` adds the tr
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from memgraph_recall import __version__
-from memgraph_recall.client import RecallClient
+from memgraph_recall.client import BoltAddress, BoltBackend, RecallClient
 from memgraph_recall.errors import (
     RecallConnectionError,
     RecallError,
     RecallTimeoutError,
 )
+from memgraph_recall.files import READ_ERRORS, unreadable
 from memgraph_recall.settings import (
     ConfigFile,
     ConfigPath,
@@ -32,6 +35,8 @@ from memgraph_recall.settings import (
 from memgraph_recall.timeouts import Timeouts, seconds
 
 DEFAULT_BOLT = "bolt://localhost:7687"
+USERNAME_ENV, PASSWORD_ENV = "MEMGRAPH_RECALL_USERNAME", "MEMGRAPH_RECALL_PASSWORD"
+SAMPLE = "sample"
 EXIT_SERVER, EXIT_USAGE, EXIT_CONNECTION, EXIT_TIMEOUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 1, 2, 3, 4, 70, 130
 EXIT_CODES = {
     0: "success",
@@ -186,6 +191,27 @@ def build_parser() -> argparse.ArgumentParser:
                                "idempotent); a load that still fails says how much it wrote.")
     load.add_argument("input", type=Path, help="export_util.json file to read")
 
+    mcp = commands.add_parser("mcp", parents=[common, target], help="serve recall to agents over MCP",
+                              description="Serve the recall and recall_status tools over MCP: stdio (what "
+                              "Claude Desktop/Code and the agent SDKs launch) or, with --http, streamable "
+                              "HTTP with bearer tokens. --graph sample serves the bundled sample memory. "
+                              "Bolt credentials come from the config file or $MEMGRAPH_RECALL_USERNAME/"
+                              "$MEMGRAPH_RECALL_PASSWORD, never from the command line. Needs the [mcp] "
+                              "extra.")
+    mcp.add_argument("--user", help="stdio: the user_id whose memory is served ([mcp] user)")
+    mcp.add_argument("--http", metavar="HOST:PORT",
+                     help="serve streamable HTTP at /mcp instead of stdio (host default 127.0.0.1)")
+    mcp.add_argument("--tokens", type=Path, metavar="FILE",
+                     help="HTTP: token file, lines of '<sha256 of a token> <user_id>' ([mcp] tokens)")
+    mcp.add_argument("--allowed-host", dest="allowed_hosts", action="append", default=[],
+                     metavar="HOST[:PORT]",
+                     help="HTTP off loopback: a Host value clients use (repeatable; [mcp] allowed_hosts)")
+    mcp.add_argument("--allowed-origin", dest="allowed_origins", action="append", default=[],
+                     metavar="ORIGIN",
+                     help="HTTP: a browser Origin allowed to call (repeatable; [mcp] allowed_origins)")
+    mcp.add_argument("--today", type=iso_date, metavar="YYYY-MM-DD",
+                     help="fix today's date (default: the server's date at each call)")
+
     return parser
 
 
@@ -219,14 +245,38 @@ def timeouts(args: argparse.Namespace, config: ConfigFile) -> Timeouts:
                        connect if connect is not None else config.connect_timeout)
 
 
+def bolt_address(args: argparse.Namespace, config: ConfigFile) -> BoltAddress:
+    """The server: --bolt, else [client] bolt, else the default; credentials may come from the environment."""
+    flag = getattr(args, "bolt", None)
+    address = BoltAddress.parse(flag or config.bolt or DEFAULT_BOLT)
+    if args.command == "mcp" and flag and (address.username or address.password):
+        raise ValueError(f"--bolt: put credentials in the config file ([client] bolt) or ${USERNAME_ENV}/"
+                         f"${PASSWORD_ENV}, not on the command line: an MCP client's config puts arguments "
+                         "in the process list")
+    if not address.username and os.environ.get(USERNAME_ENV):
+        address = replace(address, username=os.environ[USERNAME_ENV],
+                          password=os.environ.get(PASSWORD_ENV, ""))
+    return address
+
+
+def uses_sample(args: argparse.Namespace) -> bool:
+    """`--graph sample` means the bundled sample memory (a file of that name is `./sample`)."""
+    return str(getattr(args, "graph", None)) == SAMPLE
+
+
 def open_client(args: argparse.Namespace) -> RecallClient:
     config = config_file(args)
     limits = timeouts(args, config)
+    if uses_sample(args):
+        from memgraph_recall.datasets import sample
+
+        client = RecallClient.embedded(sample.elements(), timeout=limits.call)
+        client.embed()  # the sample ships without vectors
+        return client
     if getattr(args, "graph", None) is not None:
         with graph_file("--graph", args.graph):
             return RecallClient.embedded(args.graph, timeout=limits.call)
-    return RecallClient.from_url(getattr(args, "bolt", None) or config.bolt or DEFAULT_BOLT,
-                                 timeout=limits.call, connect_timeout=limits.connect)
+    return RecallClient(BoltBackend(bolt_address(args, config), timeouts=limits))
 
 
 @contextmanager
@@ -236,20 +286,15 @@ def graph_file(flag: str, path: Path) -> Iterator[None]:
 
     if not path.exists():
         raise ValueError(f"{flag}: no such file {path}")
-    if path.is_dir():
-        raise ValueError(f"{flag}: {path} is a directory, expected an export_util.json file")
     try:
+        if path.is_dir():
+            raise IsADirectoryError(path)
         yield
     except GraphFileError as exc:
         reason = str(exc).removeprefix(f"{path}: ")
         raise ValueError(f"{flag}: {path} is not a usable export_util.json file: {reason}") from exc
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{flag}: {path} is not UTF-8 text (byte {exc.start}): "
-                         "not an export_util.json file") from exc
-    except RecursionError as exc:
-        raise ValueError(f"{flag}: {path} nests JSON too deeply to be an export_util.json file") from exc
-    except OSError as exc:
-        raise ValueError(f"{flag}: {path} cannot be read ({exc.strerror or exc})") from exc
+    except READ_ERRORS as exc:
+        raise ValueError(f"{flag}: {path} {unreadable(exc, 'an export_util.json file')}") from exc
 
 
 def require_server(args: argparse.Namespace, command: str) -> None:
@@ -350,8 +395,47 @@ def cmd_load(args: argparse.Namespace) -> None:
     out(f"created {nodes} nodes and {relationships} relationships")
 
 
+def cmd_mcp(args: argparse.Namespace) -> None:
+    try:
+        from memgraph_recall.integrations import mcp_server
+    except ImportError as exc:
+        raise ValueError(f"mcp: needs the [mcp] extra ({exc.name} is not installed): "
+                         "pip install 'memgraph-recall[mcp]'") from exc
+
+    config = config_file(args)
+    settings = config.mcp
+    today = args.today or settings.get("today")
+    # A graph file is read now and a server's address checked now (it is reached by the first call);
+    # the bundled sample is embedded on first use, so the server answers the handshake at once.
+    client = None if uses_sample(args) else open_client(args)
+
+    def opener() -> RecallClient:
+        return client if client is not None else open_client(args)
+
+    service = mcp_server.RecallService(opener, timeouts(args, config), recall_config(args), today,
+                                       bolt=getattr(args, "graph", None) is None)
+    listen = args.http or settings.get("http")
+    user = args.user or settings.get("user")
+    if listen is None:
+        if not user:
+            raise ValueError("mcp: --user (or [mcp] user) is required on stdio: the user is fixed by the "
+                             "server, never chosen by the model")
+        mcp_server.serve_stdio(service, user)
+        return
+    if args.user:
+        raise ValueError("--user: not used with --http; there each request's bearer token names its user")
+    tokens = args.tokens or settings.get("tokens")
+    if not tokens:
+        raise ValueError("--http: needs --tokens FILE (or [mcp] tokens), the token file that maps each "
+                         "bearer token to its user")
+    host, port = mcp_server.parse_listen(listen)
+    mcp_server.serve_http(service, mcp_server.HttpOptions(
+        host, port, Path(tokens), tuple(args.allowed_hosts or settings.get("allowed_hosts", ())),
+        tuple(args.allowed_origins or settings.get("allowed_origins", ()))))
+
+
 COMMANDS = {"demo": cmd_demo, "ask": cmd_ask, "embed": cmd_embed, "status": cmd_status, "setup": cmd_setup,
-            "invalidate": cmd_invalidate, "export": cmd_export, "load": cmd_load}
+            "invalidate": cmd_invalidate, "export": cmd_export, "load": cmd_load, "mcp": cmd_mcp}
 
 
 def exit_code(exc: BaseException) -> int:

@@ -17,6 +17,15 @@ def run(capsys, *argv: str) -> tuple[int, str]:
     return code, err
 
 
+def bad_file(path, content: bytes | None):
+    """`path` holding `content`, or a directory where a file is expected when `content` is None."""
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    return path
+
+
 def assert_one_line(err: str, *words: str) -> None:
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
@@ -37,17 +46,13 @@ def test_exit_statuses_are_distinct_and_documented():
     (bytes(range(128, 256)) * 3, "is not UTF-8 text (byte 0): not a TOML file"),
     (b"\x00\x01junk\x02", "is not valid TOML"),
     (b"[recall]\nturns_k = 3\n[recall\n", "is not valid TOML"),
-    (b"[recall]\nlanes = " + b"[" * 50_000 + b"]" * 50_000 + b"\n", "nests arrays or tables too deeply"),
+    (b"[recall]\nlanes = " + b"[" * 50_000 + b"]" * 50_000 + b"\n", "nests too deeply to be a TOML file"),
     (b"# " + b"x" * (1 << 20) + b"\n", "larger than a config file may be"),
     (b"[client]\ntimeout = -1\n", "[client] timeout: expected seconds greater than 0"),
     (b"[client]\nconnect_timeout = 'soon'\n", "[client] connect_timeout: expected a number of seconds"),
 ])
 def test_a_bad_config_file_is_one_line_naming_the_file(tmp_path, capsys, content, problem):
-    path = tmp_path / "config.toml"
-    if content is None:
-        path.mkdir()
-    else:
-        path.write_bytes(content)
+    path = bad_file(tmp_path / "config.toml", content)
     code, err = run(capsys, "ask", "--config", str(path), "--user", "maya", QUESTION)
     assert code == EXIT_USAGE
     assert_one_line(err, f"config file {path} (--config)", problem)
@@ -63,17 +68,13 @@ def test_a_config_file_from_the_environment_says_so(tmp_path, capsys, monkeypatc
 @pytest.mark.parametrize(("content", "problem"), [
     (None, "is a directory"),
     (bytes(range(128, 256)), "is not UTF-8 text"),
-    (b"[" * 100_000, "nests JSON too deeply"),
+    (b"[" * 100_000, "nests too deeply to be an export_util.json file"),
     (b"{not json", "is not a usable export_util.json file: not valid JSON"),
     (json.dumps([{"id": 1, "type": "relationship", "start": 5, "end": 6, "label": "X"}]).encode(),
      "is not a usable export_util.json file: element 0"),
 ])
 def test_a_bad_graph_file_is_one_line_naming_the_file(tmp_path, capsys, content, problem):
-    path = tmp_path / "graph.json"
-    if content is None:
-        path.mkdir()
-    else:
-        path.write_bytes(content)
+    path = bad_file(tmp_path / "graph.json", content)
     code, err = run(capsys, "ask", "--graph", str(path), "--user", "maya", QUESTION)
     assert code == EXIT_USAGE
     assert_one_line(err, f"--graph: {path}", problem)
