@@ -69,7 +69,8 @@ config file: TOML with a [recall] table of config keys (turns_k = 4, lanes = ["t
 embedding_model = "...") and a [client] table (bolt = "bolt://host:7687", timeout = 60,
 connect_timeout = 10), from --config, $MEMGRAPH_RECALL_CONFIG or ~/.config/memgraph-recall/config.toml;
 flags override it.
-exit status: """ + "; ".join(f"{code} {meaning.split(' (')[0]}" for code, meaning in EXIT_CODES.items()) + "."
+exit status:
+""" + "\n".join(f"  {code:<4} {meaning.split(' (')[0]}" for code, meaning in EXIT_CODES.items())
 
 
 # -- argument parsing ----------------------------------------------------------------------------
@@ -119,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="Memgraph with the recall module, bolt://[user:pass@]host:port "
                        f"(default {DEFAULT_BOLT})")
     where.add_argument("--graph", type=Path, metavar="FILE",
-                       help="no server: run recall in the embedded runtime over an export_util.json file")
+                       help="no server: run recall in the embedded runtime over an export_util.json file "
+                       "(`sample`: the bundled sample memory)")
     target.add_argument("--timeout", type=seconds_flag, metavar="SECONDS",
                         help="give up on a call after this long (default 60; [client] timeout)")
     target.add_argument("--connect-timeout", type=seconds_flag, metavar="SECONDS",

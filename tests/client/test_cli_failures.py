@@ -38,7 +38,7 @@ def test_exit_statuses_are_distinct_and_documented():
     codes = [EXIT_SERVER, EXIT_USAGE, EXIT_CONNECTION, EXIT_TIMEOUT, EXIT_INTERNAL]
     assert len(set(codes)) == len(codes) and 0 not in codes
     assert all(code in cli.EXIT_CODES for code in codes)
-    assert "exit status: 0 success; 1 the server" in cli.EPILOG
+    assert "exit status:\n  0    success\n  1    the server" in cli.EPILOG
 
 
 @pytest.mark.parametrize(("content", "problem"), [
