@@ -1,23 +1,54 @@
 """`memgraph-recall`: the demo, asking recall a question, embedding, the doctor, and graph files.
 
 argparse rather than typer/click: it is in the standard library, so the Bolt-only base install stays
-one dependency (gqlalchemy) plus tqdm, and `main(argv)` is trivially callable from tests.
+small, and `main(argv)` is trivially callable from tests. Every failure is one line on stderr and
+an exit status that says which kind it was (`EXIT_CODES`); `--debug` adds the traceback.
 """
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from memgraph_recall import __version__
-from memgraph_recall.client import RecallClient
-from memgraph_recall.errors import RecallError
-from memgraph_recall.settings import ConfigFile, default_config_path, load_config, parse_assignment
+from memgraph_recall.client import BoltAddress, BoltBackend, RecallClient
+from memgraph_recall.errors import (
+    RecallConnectionError,
+    RecallError,
+    RecallTimeoutError,
+)
+from memgraph_recall.files import READ_ERRORS, unreadable
+from memgraph_recall.settings import (
+    ConfigFile,
+    ConfigPath,
+    default_config_path,
+    load_config,
+    parse_assignment,
+)
+from memgraph_recall.timeouts import Timeouts, seconds
 
 DEFAULT_BOLT = "bolt://localhost:7687"
+USERNAME_ENV, PASSWORD_ENV = "MEMGRAPH_RECALL_USERNAME", "MEMGRAPH_RECALL_PASSWORD"
+SAMPLE = "sample"
+EXIT_SERVER, EXIT_USAGE, EXIT_CONNECTION, EXIT_TIMEOUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 1, 2, 3, 4, 70, 130
+EXIT_CODES = {
+    0: "success",
+    EXIT_SERVER: "the server or the recall module answered with an error (e.g. module not loaded, a model "
+                 "that cannot load, a write conflict that outlasted the retries)",
+    EXIT_USAGE: "bad usage: flags, the config file, a graph file, or a value the module rejects",
+    EXIT_CONNECTION: "cannot reach the server: refused, unresolvable host, no Bolt answer within "
+                     "connect_timeout, credentials refused, connection lost",
+    EXIT_TIMEOUT: "a call got no answer within its timeout",
+    EXIT_INTERNAL: "a bug in memgraph-recall (run with --debug for the traceback)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
 LANES = ("memories", "turns", "text", "entities", "facts", "user_facts")
 
 DESCRIPTION = """\
@@ -35,8 +66,11 @@ examples:
   memgraph-recall export memory.json --bolt bolt://localhost:7687
   memgraph-recall ask --user maya "Where am I going?" --graph memory.json --json
 config file: TOML with a [recall] table of config keys (turns_k = 4, lanes = ["turns", "facts"],
-embedding_model = "...") and a [client] table (bolt = "bolt://host:7687"), from --config,
-$MEMGRAPH_RECALL_CONFIG or ~/.config/memgraph-recall/config.toml; flags override it."""
+embedding_model = "...") and a [client] table (bolt = "bolt://host:7687", timeout = 60,
+connect_timeout = 10), from --config, $MEMGRAPH_RECALL_CONFIG or ~/.config/memgraph-recall/config.toml;
+flags override it.
+exit status:
+""" + "\n".join(f"  {code:<4} {meaning.split(' (')[0]}" for code, meaning in EXIT_CODES.items())
 
 
 # -- argument parsing ----------------------------------------------------------------------------
@@ -62,10 +96,20 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
+def seconds_flag(text: str) -> float:
+    try:
+        return seconds("value", float(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected seconds greater than 0 (at most a day), got {text!r}") \
+            from exc
+
+
 def build_parser() -> argparse.ArgumentParser:
     base = argparse.ArgumentParser(add_help=False)
     base.add_argument("--config", type=Path, metavar="FILE",
-                      help="TOML file: [recall] config keys, [client] bolt URL (flags override it)")
+                      help="TOML file: [recall] config keys, [client] bolt URL and timeouts "
+                      "(flags override it)")
+    base.add_argument("--debug", action="store_true", help="on failure, print the Python traceback too")
     common = argparse.ArgumentParser(add_help=False, parents=[base])
     common.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
                         help="set one recall config key, e.g. --set turns_k=4 (repeatable)")
@@ -76,7 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="Memgraph with the recall module, bolt://[user:pass@]host:port "
                        f"(default {DEFAULT_BOLT})")
     where.add_argument("--graph", type=Path, metavar="FILE",
-                       help="no server: run recall in the embedded runtime over an export_util.json file")
+                       help="no server: run recall in the embedded runtime over an export_util.json file "
+                       "(`sample`: the bundled sample memory)")
+    target.add_argument("--timeout", type=seconds_flag, metavar="SECONDS",
+                        help="give up on a call after this long (default 60; [client] timeout)")
+    target.add_argument("--connect-timeout", type=seconds_flag, metavar="SECONDS",
+                        help="give up connecting to the server after this long (default 10; "
+                        "[client] connect_timeout)")
 
     parser = argparse.ArgumentParser(prog="memgraph-recall", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -138,15 +188,38 @@ def build_parser() -> argparse.ArgumentParser:
     load = commands.add_parser("load", parents=[base, target],
                                help="add a graph file's contents to a server",
                                description="Create the nodes and relationships of an export_util.json file "
-                               "on the server, from this machine (appends; it does not merge).")
+                               "on the server, from this machine (appends; it does not merge with what is "
+                               "there). Batches are retried after a conflict or a lost answer (they are "
+                               "idempotent); a load that still fails says how much it wrote.")
     load.add_argument("input", type=Path, help="export_util.json file to read")
+
+    mcp = commands.add_parser("mcp", parents=[common, target], help="serve recall to agents over MCP",
+                              description="Serve the recall and recall_status tools over MCP: stdio (what "
+                              "Claude Desktop/Code and the agent SDKs launch) or, with --http, streamable "
+                              "HTTP with bearer tokens. --graph sample serves the bundled sample memory. "
+                              "Bolt credentials come from the config file or $MEMGRAPH_RECALL_USERNAME/"
+                              "$MEMGRAPH_RECALL_PASSWORD, never from the command line. Needs the [mcp] "
+                              "extra.")
+    mcp.add_argument("--user", help="stdio: the user_id whose memory is served ([mcp] user)")
+    mcp.add_argument("--http", metavar="HOST:PORT",
+                     help="serve streamable HTTP at /mcp instead of stdio (host default 127.0.0.1)")
+    mcp.add_argument("--tokens", type=Path, metavar="FILE",
+                     help="HTTP: token file, lines of '<sha256 of a token> <user_id>' ([mcp] tokens)")
+    mcp.add_argument("--allowed-host", dest="allowed_hosts", action="append", default=[],
+                     metavar="HOST[:PORT]",
+                     help="HTTP off loopback: a Host value clients use (repeatable; [mcp] allowed_hosts)")
+    mcp.add_argument("--allowed-origin", dest="allowed_origins", action="append", default=[],
+                     metavar="ORIGIN",
+                     help="HTTP: a browser Origin allowed to call (repeatable; [mcp] allowed_origins)")
+    mcp.add_argument("--today", type=iso_date, metavar="YYYY-MM-DD",
+                     help="fix today's date (default: the server's date at each call)")
 
     return parser
 
 
 # -- helpers -------------------------------------------------------------------------------------
 def config_file(args: argparse.Namespace) -> ConfigFile:
-    return load_config(args.config if args.config is not None else default_config_path())
+    return load_config(ConfigPath(args.config) if args.config is not None else default_config_path())
 
 
 def recall_config(args: argparse.Namespace) -> dict[str, Any]:
@@ -166,12 +239,64 @@ def recall_config(args: argparse.Namespace) -> dict[str, Any]:
     return config
 
 
+def timeouts(args: argparse.Namespace, config: ConfigFile) -> Timeouts:
+    """Flags first, then the config file's [client] table, then the defaults."""
+    call = getattr(args, "timeout", None)
+    connect = getattr(args, "connect_timeout", None)
+    return Timeouts.of(call if call is not None else config.timeout,
+                       connect if connect is not None else config.connect_timeout)
+
+
+def bolt_address(args: argparse.Namespace, config: ConfigFile) -> BoltAddress:
+    """The server: --bolt, else [client] bolt, else the default; credentials may come from the environment."""
+    flag = getattr(args, "bolt", None)
+    address = BoltAddress.parse(flag or config.bolt or DEFAULT_BOLT)
+    if args.command == "mcp" and flag and (address.username or address.password):
+        raise ValueError(f"--bolt: put credentials in the config file ([client] bolt) or ${USERNAME_ENV}/"
+                         f"${PASSWORD_ENV}, not on the command line: an MCP client's config puts arguments "
+                         "in the process list")
+    if not address.username and os.environ.get(USERNAME_ENV):
+        address = replace(address, username=os.environ[USERNAME_ENV],
+                          password=os.environ.get(PASSWORD_ENV, ""))
+    return address
+
+
+def uses_sample(args: argparse.Namespace) -> bool:
+    """`--graph sample` means the bundled sample memory (a file of that name is `./sample`)."""
+    return str(getattr(args, "graph", None)) == SAMPLE
+
+
 def open_client(args: argparse.Namespace) -> RecallClient:
+    config = config_file(args)
+    limits = timeouts(args, config)
+    if uses_sample(args):
+        from memgraph_recall.datasets import sample
+
+        client = RecallClient.embedded(sample.elements(), timeout=limits.call)
+        client.embed()  # the sample ships without vectors
+        return client
     if getattr(args, "graph", None) is not None:
-        if not args.graph.is_file():
-            raise ValueError(f"--graph: no such file {args.graph}")
-        return RecallClient.embedded(args.graph)
-    return RecallClient.from_url(getattr(args, "bolt", None) or config_file(args).bolt or DEFAULT_BOLT)
+        with graph_file("--graph", args.graph):
+            return RecallClient.embedded(args.graph, timeout=limits.call)
+    return RecallClient(BoltBackend(bolt_address(args, config), timeouts=limits))
+
+
+@contextmanager
+def graph_file(flag: str, path: Path) -> Iterator[None]:
+    """Turn every way an export_util.json file can be unreadable into one line naming the flag and file."""
+    from memgraph_recall.embedded.errors import GraphFileError
+
+    if not path.exists():
+        raise ValueError(f"{flag}: no such file {path}")
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(path)
+        yield
+    except GraphFileError as exc:
+        reason = str(exc).removeprefix(f"{path}: ")
+        raise ValueError(f"{flag}: {path} is not a usable export_util.json file: {reason}") from exc
+    except READ_ERRORS as exc:
+        raise ValueError(f"{flag}: {path} {unreadable(exc, 'an export_util.json file')}") from exc
 
 
 def require_server(args: argparse.Namespace, command: str) -> None:
@@ -262,32 +387,98 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 
 def cmd_load(args: argparse.Namespace) -> None:
-    from memgraph_recall.bolt_io import load_graph
+    from memgraph_recall.bolt_io import load_graph, read_graph_file
 
     require_server(args, "load")
-    if not args.input.is_file():
-        raise ValueError(f"load: no such file {args.input}")
+    with graph_file("load", args.input):
+        elements = read_graph_file(args.input)
     with open_client(args) as client:
-        nodes, relationships = load_graph(client, args.input)
+        nodes, relationships = load_graph(client, elements)
     out(f"created {nodes} nodes and {relationships} relationships")
 
 
+def cmd_mcp(args: argparse.Namespace) -> None:
+    try:
+        from memgraph_recall.integrations import mcp_server
+    except ImportError as exc:
+        raise ValueError(f"mcp: needs the [mcp] extra ({exc.name} is not installed): "
+                         "pip install 'memgraph-recall[mcp]'") from exc
+
+    config = config_file(args)
+    settings = config.mcp
+    today = args.today or settings.get("today")
+    # A graph file is read now and a server's address checked now (it is reached by the first call);
+    # the bundled sample is embedded on first use, so the server answers the handshake at once.
+    client = None if uses_sample(args) else open_client(args)
+
+    def opener() -> RecallClient:
+        return client if client is not None else open_client(args)
+
+    service = mcp_server.RecallService(opener, timeouts(args, config), recall_config(args), today,
+                                       bolt=getattr(args, "graph", None) is None)
+    listen = args.http or settings.get("http")
+    user = args.user or settings.get("user")
+    if listen is None:
+        if not user:
+            raise ValueError("mcp: --user (or [mcp] user) is required on stdio: the user is fixed by the "
+                             "server, never chosen by the model")
+        mcp_server.serve_stdio(service, user)
+        return
+    if args.user:
+        raise ValueError("--user: not used with --http; there each request's bearer token names its user")
+    tokens = args.tokens or settings.get("tokens")
+    if not tokens:
+        raise ValueError("--http: needs --tokens FILE (or [mcp] tokens), the token file that maps each "
+                         "bearer token to its user")
+    host, port = mcp_server.parse_listen(listen)
+    mcp_server.serve_http(service, mcp_server.HttpOptions(
+        host, port, Path(tokens), tuple(args.allowed_hosts or settings.get("allowed_hosts", ())),
+        tuple(args.allowed_origins or settings.get("allowed_origins", ()))))
+
+
 COMMANDS = {"demo": cmd_demo, "ask": cmd_ask, "embed": cmd_embed, "status": cmd_status, "setup": cmd_setup,
-            "invalidate": cmd_invalidate, "export": cmd_export, "load": cmd_load}
+            "invalidate": cmd_invalidate, "export": cmd_export, "load": cmd_load, "mcp": cmd_mcp}
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit status for a failure; see `EXIT_CODES`."""
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    if isinstance(exc, RecallTimeoutError):
+        return EXIT_TIMEOUT
+    if isinstance(exc, RecallConnectionError):
+        return EXIT_CONNECTION
+    if isinstance(exc, ValueError):  # bad input, RecallArgumentError (the module's refusal) included
+        return EXIT_USAGE
+    if isinstance(exc, RecallError):
+        return EXIT_SERVER
+    return EXIT_INTERNAL
+
+
+def one_line(exc: BaseException) -> str:
+    """What failed, on one line: the message's lines joined, its kind named where it helps."""
+    message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
+    code = exit_code(exc)
+    if code == EXIT_USAGE:
+        return f"error: {message}"
+    if code == EXIT_INTERNAL:
+        return f"internal error: {type(exc).__name__}: {message} (run with --debug for the traceback)"
+    if code == EXIT_INTERRUPTED:
+        return "interrupted"
+    return f"{type(exc).__name__}: {message}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `memgraph-recall`; returns the exit code (2 for bad input, 1 for recall errors)."""
+    """Entry point of `memgraph-recall`; returns the exit status (`EXIT_CODES`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         COMMANDS[args.command](args)
-    except ValueError as exc:  # bad input, including RecallArgumentError from the module
-        print(f"memgraph-recall {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except RecallError as exc:
-        print(f"memgraph-recall {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+    except (Exception, KeyboardInterrupt) as exc:
+        if args.debug:
+            traceback.print_exc(file=sys.stderr)
+        print(f"memgraph-recall {args.command}: {one_line(exc)}", file=sys.stderr)
+        return exit_code(exc)
     return 0
 
 

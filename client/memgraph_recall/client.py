@@ -1,41 +1,30 @@
-"""`RecallClient`: one API over a Memgraph server (Bolt, via gqlalchemy) or the embedded runtime.
+"""`RecallClient`: one API over a Memgraph server (Bolt, `memgraph_recall.bolt`) or the embedded runtime.
 
 The client only calls the `recall.*` procedures, always with query parameters and fixed query text,
 so nothing a caller passes can change the Cypher that runs. Both backends return the same typed
-results (`Recalled`, `LaneHit`, `EmbedProgress`) and raise the same `RecallError` subclasses.
+results (`Recalled`, `LaneHit`, `EmbedProgress`), raise the same `RecallError` subclasses and bound
+every call by the same `timeout` setting (`memgraph_recall.timeouts`).
 """
 
-import re
-import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import unquote, urlsplit
 
+from memgraph_recall.bolt import BoltAddress, BoltBackend
 from memgraph_recall.errors import (
-    RecallConnectionError,
+    RecallConflictError,
     RecallNotLoaded,
     RecallProcedureError,
     from_server_message,
 )
 from memgraph_recall.results import EmbedProgress, LaneHit, Recalled, json_ready
+from memgraph_recall.retry import Backoff, retrying
+from memgraph_recall.timeouts import Timeouts
 
-# Fixed query text per procedure: arguments only ever travel as parameters.
-BOLT_QUERIES = {
-    "recall.render": "CALL recall.render($user, $q, $today, $config)",
-    "recall.lanes": "CALL recall.lanes($user, $q, $config)",
-    "recall.embed": "CALL recall.embed($config)",
-    "recall.status": "CALL recall.status($config)",
-    "recall.invalidate": "CALL recall.invalidate($user)",
-}
-# The node form lets Memgraph find the User through the `:User(user_id)` index; no row means no user.
-BOLT_RENDER_BY_NODE = ("MATCH (u:User {user_id: $user}) CALL recall.render(u, $q, $today, $config) "
-                       "YIELD text, recalled RETURN text, recalled")
+__all__ = ["Backend", "BoltAddress", "BoltBackend", "EmbeddedBackend", "RecallClient"]
+
 USER_INDEX = "CREATE INDEX ON :User(user_id)"
-RECALL_PROCEDURES = ("CALL mg.procedures() YIELD name WHERE name STARTS WITH 'recall.' "
-                     "RETURN name ORDER BY name")
 _ARG_ORDER = {
     "recall.render": ("user", "q", "today", "config"),
     "recall.lanes": ("user", "q", "config"),
@@ -43,7 +32,6 @@ _ARG_ORDER = {
     "recall.status": ("config",),
     "recall.invalidate": ("user",),
 }
-_CONNECTION_WORDS = re.compile(r"connect|handshake|connection|socket|broken pipe|timed? ?out", re.IGNORECASE)
 
 Today = date | str | None
 PROGRESS_LIMIT = 512
@@ -62,87 +50,17 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class BoltAddress:
-    host: str = "localhost"
-    port: int = 7687
-    username: str = ""
-    password: str = ""
-    encrypted: bool = False
-
-    @classmethod
-    def parse(cls, url: str) -> "BoltAddress":
-        """Read `bolt://[user[:password]@]host[:port]`; `bolt+s://` turns on TLS."""
-        parts = urlsplit(url if "://" in url else f"bolt://{url}")
-        if parts.scheme not in ("bolt", "bolt+s", "bolt+ssc", "memgraph"):
-            raise ValueError(f"--bolt: expected a URL like bolt://host:7687, got {url!r}")
-        try:
-            port = parts.port or 7687
-        except ValueError as exc:
-            raise ValueError(f"--bolt: the port in {url!r} is not a number") from exc
-        return cls(host=parts.hostname or "localhost", port=port, username=unquote(parts.username or ""),
-                   password=unquote(parts.password or ""), encrypted=parts.scheme.startswith("bolt+s"))
-
-
-class BoltBackend:
-    """A Memgraph server reached through gqlalchemy (imported only when a server is used)."""
-
-    def __init__(self, address: BoltAddress, node_form: bool = False) -> None:
-        from gqlalchemy import Memgraph
-
-        self.address = address
-        self.node_form = node_form
-        self.description = f"Memgraph at {address.host}:{address.port}"
-        self._db = Memgraph(host=address.host, port=address.port, username=address.username,
-                            password=address.password, encrypted=address.encrypted)
-
-    def call(self, procedure: str, arguments: Mapping[str, Any]) -> list[dict]:
-        by_node = procedure == "recall.render" and self.node_form
-        query = BOLT_RENDER_BY_NODE if by_node else BOLT_QUERIES[procedure]
-        return self._fetch(procedure, query, dict(arguments))
-
-    def procedures(self) -> list[str]:
-        return [row["name"] for row in self._fetch("mg.procedures", RECALL_PROCEDURES, {})]
-
-    def run(self, what: str, query: str, parameters: dict | None = None) -> list[dict]:
-        """Run one of this package's fixed queries (index DDL, export, load); `what` names it in errors."""
-        return self._fetch(what, query, parameters or {})
-
-    def _fetch(self, procedure: str, query: str, parameters: dict) -> list[dict]:
-        import mgclient
-        from gqlalchemy.exceptions import GQLAlchemyError, GQLAlchemySubclassNotFoundWarning
-
-        try:
-            with warnings.catch_warnings():
-                # gqlalchemy warns for every node whose labels have no Python class: noise here.
-                warnings.simplefilter("ignore", GQLAlchemySubclassNotFoundWarning)
-                return list(self._db.execute_and_fetch(query, parameters))
-        except (mgclient.Error, GQLAlchemyError) as exc:
-            message = str(exc.__cause__ or exc) if isinstance(exc, GQLAlchemyError) else str(exc)
-            if not message or (_CONNECTION_WORDS.search(message) and "procedure" not in message):
-                where = f"{self.address.host}:{self.address.port}"
-                raise RecallConnectionError(
-                    f"cannot reach Memgraph at {where} ({message or type(exc).__name__}): is the server "
-                    "running? (`docker compose up -d` starts the memgraph-recall image)"
-                ) from exc
-            raise from_server_message(procedure, message) from exc
-
-    def close(self) -> None:
-        connection = getattr(self._db, "_cached_connection", None)
-        if connection is not None and getattr(connection, "_connection", None) is not None:
-            connection._connection.close()
-
-
 class EmbeddedBackend:
     """The in-process runtime loading the packaged `query_modules/`, like Memgraph would."""
 
     def __init__(self, graph: "str | Path | Sequence[dict] | None" = None,
-                 modules_dir: str | Path | None = None) -> None:
+                 modules_dir: str | Path | None = None, timeouts: Timeouts | None = None) -> None:
         from memgraph_recall.locate import query_modules_dir, use_packaged_model_by_default
 
         use_packaged_model_by_default()
         from memgraph_recall.embedded import Runtime
 
+        self.timeouts = timeouts or Timeouts()
         self.runtime = Runtime(Path(modules_dir) if modules_dir is not None else query_modules_dir())
         error = self.runtime.load_errors.get("recall")
         if error:
@@ -161,7 +79,8 @@ class EmbeddedBackend:
         from memgraph_recall.embedded import QueryError
 
         try:
-            return self.runtime.call(procedure, *(arguments[name] for name in _ARG_ORDER[procedure]))
+            return self.runtime.call(procedure, *(arguments[name] for name in _ARG_ORDER[procedure]),
+                                     timeout=self.timeouts.call)
         except QueryError as exc:
             raise from_server_message(procedure, str(exc)) from exc
 
@@ -176,33 +95,41 @@ class EmbeddedBackend:
 class RecallClient:
     """Recall over Memgraph or the embedded runtime: `render`, `lanes`, `embed`, `status`, `invalidate`."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, retry: Backoff | None = None) -> None:
+        """`retry`: how `embed` retries a serialization conflict (default: 5 attempts over ~3 s)."""
         self.backend = backend
+        self.retry = retry or Backoff()
 
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
     def connect(cls, host: str = "localhost", port: int = 7687, username: str = "", password: str = "",
-                encrypted: bool = False, node_form: bool = False) -> "RecallClient":
-        """A client of a Memgraph server running the memgraph-recall image.
+                encrypted: bool = False, node_form: bool = False, timeout: float | None = None,
+                connect_timeout: float | None = None) -> "RecallClient":
+        """A client of a Memgraph server running the memgraph-recall image (connects on first call).
 
         With `node_form=True`, `render` looks the user up with `MATCH (u:User {user_id: $user})` (fast
-        with `memgraph-recall setup`'s index); an unknown user is then an empty memory.
+        with `memgraph-recall setup`'s index); an unknown user is then an empty memory. `timeout`
+        (default 60 s) bounds each call, `connect_timeout` (default 10 s) opening a connection.
         """
-        return cls(BoltBackend(BoltAddress(host, port, username, password, encrypted), node_form=node_form))
+        address = BoltAddress(host, port, username, password, encrypted)
+        return cls(BoltBackend(address, node_form, Timeouts.of(timeout, connect_timeout)))
 
     @classmethod
-    def from_url(cls, url: str, node_form: bool = False) -> "RecallClient":
-        return cls(BoltBackend(BoltAddress.parse(url), node_form=node_form))
+    def from_url(cls, url: str, node_form: bool = False, timeout: float | None = None,
+                 connect_timeout: float | None = None) -> "RecallClient":
+        """Like `connect`, from `bolt://[user[:password]@]host[:port]` (`bolt+s://` for TLS)."""
+        return cls(BoltBackend(BoltAddress.parse(url), node_form, Timeouts.of(timeout, connect_timeout)))
 
     @classmethod
     def embedded(cls, graph: "str | Path | Sequence[dict] | None" = None,
-                 modules_dir: str | Path | None = None) -> "RecallClient":
+                 modules_dir: str | Path | None = None, timeout: float | None = None) -> "RecallClient":
         """A client with no server: the embedded runtime over an `export_util.json` file or elements.
 
         The packaged all-MiniLM-L6-v2 becomes the default model unless `RECALL_MODELS` or
-        `RECALL_DEFAULT_MODEL` are already set.
+        `RECALL_DEFAULT_MODEL` are already set. `timeout` (default 60 s) is each call's transaction
+        timeout, enforced as Memgraph enforces its own (at the procedure's `check_must_abort()`).
         """
-        return cls(EmbeddedBackend(graph, modules_dir))
+        return cls(EmbeddedBackend(graph, modules_dir, Timeouts.of(timeout)))
 
     # -- procedures -----------------------------------------------------------------------------
     def render(self, user: str, question: str, today: Today = None, config: Mapping | None = None,
@@ -221,11 +148,17 @@ class RecallClient:
 
     def embed_once(self, user: str | None = None, config: Mapping | None = None,
                    **options: Any) -> EmbedProgress:
-        """One `recall.embed` call: embeds up to `limit` units and says how many remain."""
+        """One `recall.embed` call: embeds up to `limit` units and says how many remain.
+
+        A serialization conflict with a concurrent write is retried with backoff (`self.retry`): the
+        procedure writes only what is still missing, so repeating it is safe.
+        """
         config = _config(config, options)
         if user is not None:
             config["user"] = _user(user)
-        return EmbedProgress.from_row(self._call("recall.embed", config=config)[0])
+        rows = retrying(lambda: self._call("recall.embed", config=config), "recall.embed",
+                        (RecallConflictError,), self.retry)
+        return EmbedProgress.from_row(rows[0])
 
     def embed(self, user: str | None = None, config: Mapping | None = None, progress: bool = False,
               **options: Any) -> EmbedProgress:

@@ -12,6 +12,13 @@ _ARGUMENT_CHECK = re.compile(r"argument named '\w+' at position \d+|"
                              r"'[\w.]+' requires (?:exactly|between|no) ")
 _LAST_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?(\w+): (.*)$", re.DOTALL)
 _ARGUMENT_EXCEPTIONS = ("ValueError", "TypeError", "KeyError")
+# Memgraph's words for a write that collided with a concurrent transaction: the query-level
+# TransactionSerializationException ("Cannot resolve conflicting transactions. ...", any version)
+# and, inside a procedure, mgp.SerializationError ("Operation cannot be serialized.").
+_CONFLICT = re.compile(r"Cannot resolve conflicting transactions|SerializationError|"
+                       r"Operation cannot be serialized|Cannot serialize ")
+# Memgraph's HintedAbortError when the transaction outlived its timeout (the embedded runtime says the same).
+_ABORTED_BY_TIMEOUT = "Transaction was asked to abort because of transaction timeout"
 
 
 class RecallError(Exception):
@@ -30,8 +37,16 @@ class RecallProcedureError(RecallError):
     """The procedure failed for a reason other than its input (e.g. a model that cannot load)."""
 
 
+class RecallConflictError(RecallProcedureError):
+    """A write collided with a concurrent transaction (a serialization error): retrying may succeed."""
+
+
 class RecallConnectionError(RecallError, ConnectionError):
     """The Memgraph server could not be reached or dropped the connection."""
+
+
+class RecallTimeoutError(RecallError, TimeoutError):
+    """A call got no answer within its `timeout` (the client gave up, or the server aborted it)."""
 
 
 def not_loaded(procedure: str, detail: str) -> RecallNotLoaded:
@@ -50,9 +65,15 @@ def from_server_message(procedure: str, message: str) -> RecallError:
         return not_loaded(procedure, message)
     if _ARGUMENT_CHECK.search(message):
         return RecallArgumentError(f"{procedure}: {message}")
+    if _ABORTED_BY_TIMEOUT in message:
+        return RecallTimeoutError(f"{procedure}: the database aborted the call at its transaction timeout "
+                                  "(the `timeout` setting, or the server's own query timeout if lower)")
     body = message.split(f"{procedure}:", 1)[1].strip() if f"{procedure}:" in message else message
     last_line = next((line.strip() for line in reversed(body.splitlines()) if line.strip()), body)
     match = _LAST_EXCEPTION.match(last_line)
+    if _CONFLICT.search(last_line):
+        return RecallConflictError(f"{procedure}: conflict with a concurrent write: "
+                                   f"{match.group(2) if match else last_line}")
     if match and match.group(1).endswith(_ARGUMENT_EXCEPTIONS):
         return RecallArgumentError(f"{procedure}: {match.group(2)}")
     return RecallProcedureError(f"{procedure} failed: {last_line}")

@@ -115,17 +115,12 @@ class GraphElement:
 
     @classmethod
     def of(cls, value: Any) -> "GraphElement | None":
-        """Read an embedded-runtime snapshot or a gqlalchemy Node/Relationship (private `_` fields)."""
-        if value is None:
-            return None
-        if hasattr(value, "properties"):
-            rel_type = getattr(value, "type", None)
-            return cls(id=value.id, labels=tuple(sorted(getattr(value, "labels", ()) or ())),
-                       type=rel_type if isinstance(rel_type, str) else None,
-                       properties=dict(value.properties))
-        rel_type = getattr(value, "_type", None)
-        return cls(id=value._id, labels=tuple(sorted(getattr(value, "_labels", ()) or ())), type=rel_type,
-                   properties=dict(value._properties))
+        """Read an embedded-runtime snapshot; the Bolt backend already delivers `GraphElement`s."""
+        if value is None or isinstance(value, GraphElement):
+            return value
+        rel_type = getattr(value, "type", None)
+        return cls(id=value.id, labels=tuple(sorted(getattr(value, "labels", ()) or ())),
+                   type=rel_type if isinstance(rel_type, str) else None, properties=dict(value.properties))
 
 
 @dataclass(frozen=True)

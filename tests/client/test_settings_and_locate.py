@@ -17,7 +17,9 @@ def test_config_file_tables_are_read_and_anything_else_is_refused(tmp_path):
     assert loaded.recall == {"turns_k": 3, "lanes": ["turns", "facts"], "since": date(2024, 1, 1)}
     assert loaded.bolt == "bolt://db:7688"
     for text, message in [("[recal]\nturns_k = 3\n", "expected only the tables"),
-                          ("[client]\nhost = 'db'\n", r"expected only \['bolt'\]"),
+                          ("[client]\nhost = 'db'\n",
+                           r"\[client\] has \['host'\]; expected only \['bolt', 'timeout', "
+                           r"'connect_timeout'\]"),
                           ("[client]\nbolt = 7687\n", "must be a URL string"),
                           ("[recall\n", "not valid TOML")]:
         bad = tmp_path / "bad.toml"

@@ -1,0 +1,76 @@
+"""`RecallRetriever`: recall as a LangChain retriever, one `Document` per rendered row.
+
+Needs the `[langchain]` extra (`langchain-core`). The user is fixed when the retriever is built,
+so a chain or an agent can only ever search that user's memory; `invoke(question)` calls
+`recall.render` with `explain` on and returns the rows in render order: `page_content` is the row
+as a model reads it (`TURN [...]`, `FACT: ...`, `MEMORY [...]`), `metadata` what the `recalled` map
+says about it (kind, session, time, speaker, the lanes that found it, rank and score).
+"""
+
+import asyncio
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, Field, field_validator
+
+from memgraph_recall.client import RecallClient
+from memgraph_recall.rendered import RenderedRow, rendered_rows
+
+_TIME = {"turn": "timestamp", "fact": "valid_at", "memory": "updated_at"}
+
+
+class RecallRetriever(BaseRetriever):
+    """LangChain retriever over `RecallClient` (a server or the embedded runtime) for one user.
+
+    `today` fixes the date relative dates are read against (default: the current date at each
+    call); `config` holds recall config keys for every call (`turns_k`, `lanes`, `since`, ...).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    client: RecallClient
+    user: str
+    today: date | str | None = None
+    config: Mapping[str, Any] = Field(default_factory=dict)
+
+    @field_validator("user")
+    @classmethod
+    def _user_is_named(cls, user: str) -> str:
+        if not user.strip():
+            raise ValueError("user: expected a non-empty user_id")
+        return user
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+                                ) -> list[Document]:
+        recalled = self.client.render(self.user, query, self.today or date.today(),
+                                      {**self.config, "explain": True})
+        return [self._document(row) for row in rendered_rows(recalled)]
+
+    async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
+                                       ) -> list[Document]:
+        """The same call in a worker thread: `RecallClient` blocks, the event loop must not."""
+        return await asyncio.to_thread(self._get_relevant_documents, query,
+                                       run_manager=run_manager.get_sync())
+
+    def _document(self, row: RenderedRow) -> Document:
+        item = row.item
+        metadata = {
+            "user": self.user,
+            "kind": row.kind,
+            "position": row.position,
+            "session": item.get("session_id"),
+            "time": item.get(_TIME[row.kind]),
+            "speaker": item.get("speaker"),
+            "lanes": [hit.get("lane") for hit in row.lanes],
+            "rank": row.rank,
+            "score": row.score,
+            "hits": row.lanes,
+        }
+        for key in ("action_id", "turn", "path", "type"):
+            if key in item:
+                metadata[key] = item[key]
+        return Document(page_content=row.text, metadata=metadata)

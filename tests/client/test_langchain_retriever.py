@@ -1,0 +1,111 @@
+"""`RecallRetriever`: one LangChain `Document` per rendered row, in render order, for one user only."""
+
+import asyncio
+from datetime import date
+
+import pytest
+
+pytest.importorskip("langchain_core")
+from langchain_core.documents import Document  # noqa: E402
+from memgraph_recall.integrations.langchain import RecallRetriever  # noqa: E402
+from memgraph_recall.rendered import rendered_rows  # noqa: E402
+from memgraph_recall.results import Recalled  # noqa: E402
+
+TODAY = date(2024, 5, 20)
+TRIP = "When is my trip to Lisbon and who am I going with? Anything about food?"
+TOM_ONLY = "When did I finish the Rotterdam marathon, and how is my knee?"
+LANES = {"memories", "turns", "text", "entities", "entity_facts", "facts", "user_facts", "fact_turns"}
+PREFIX = {"turn": "TURN [", "fact": "FACT: ", "memory": "MEMORY ["}
+
+
+def plain_rows(client, user: str, question: str) -> list[str]:
+    """The row lines of the same render without explain: what each page_content must equal."""
+    text = client.render(user, question, TODAY).text
+    return text.split("\nRows:\n", 1)[1].split("\n")
+
+
+@pytest.fixture(scope="module")
+def maya(sample_client):
+    return RecallRetriever(client=sample_client, user="maya", today=TODAY)
+
+
+def test_one_document_per_rendered_row_in_render_order(maya, sample_client):
+    documents = maya.invoke(TRIP)
+    assert documents and all(isinstance(document, Document) for document in documents)
+    assert [document.page_content for document in documents] == plain_rows(sample_client, "maya", TRIP)
+    assert [document.metadata["position"] for document in documents] == list(range(len(documents)))
+    assert {document.metadata["kind"] for document in documents} == {"turn", "fact", "memory"}
+
+
+def test_metadata_comes_from_the_recalled_rows(maya, sample_client):
+    documents = maya.invoke(TRIP)
+    recalled = sample_client.render("maya", TRIP, TODAY, explain=True).to_json()
+    turns = iter(recalled["turns"])
+    for document in documents:
+        meta = document.metadata
+        assert document.page_content.startswith(PREFIX[meta["kind"]])
+        assert meta["user"] == "maya"
+        assert meta["lanes"] and set(meta["lanes"]) <= LANES
+        assert isinstance(meta["rank"], int) and meta["rank"] >= 1
+        assert meta["rank"] == min(hit["rank"] for hit in meta["hits"])
+        assert isinstance(meta["score"], float)
+        if meta["kind"] == "turn":
+            item = next(turns)
+            assert (meta["action_id"], meta["session"], meta["time"], meta["speaker"]) == (
+                item["action_id"], item["session_id"], item["timestamp"], item["speaker"])
+            assert f"[session {meta['session']}, " in document.page_content
+        if meta["kind"] == "fact":
+            assert f"-[{meta['type']} @ " in document.page_content and meta["time"]
+        if meta["kind"] == "memory":
+            assert meta["path"] == "notes/food.md" and meta["time"].startswith("2024-03-02")
+
+
+def test_another_users_rows_are_absent(sample_client):
+    for user, other in (("maya", "tom"), ("tom", "maya")):
+        retriever = RecallRetriever(client=sample_client, user=user, today=TODAY)
+        for question in (TRIP, TOM_ONLY):
+            documents = retriever.invoke(question)
+            turns = [document for document in documents if document.metadata["kind"] == "turn"]
+            assert all(document.metadata["session"].startswith(f"{user}-") for document in turns)
+            assert not any(f"session {other}-" in document.page_content for document in documents)
+    maya_marathon = RecallRetriever(client=sample_client, user="maya", today=TODAY).invoke(TOM_ONLY)
+    assert maya_marathon
+    assert not any(word in document.page_content for document in maya_marathon
+                   for word in ("Rotterdam", "marathon", "knee", "Rui"))
+
+
+def test_the_async_path_gives_the_same_documents(maya):
+    async def both():
+        return await asyncio.gather(maya.ainvoke(TRIP), maya.ainvoke(TOM_ONLY))
+
+    trip, marathon = asyncio.run(both())
+    assert trip == maya.invoke(TRIP) and marathon == maya.invoke(TOM_ONLY)
+
+
+def test_config_keys_apply_and_the_user_is_fixed(sample_client, maya):
+    narrow = RecallRetriever(client=sample_client, user="maya", today=TODAY,
+                             config={"lanes": ["turns"], "turns_k": 2, "fact_turns_k": 0})
+    documents = narrow.invoke(TRIP)
+    assert len(documents) == 2 and all(document.metadata["lanes"] == ["turns"] for document in documents)
+    with pytest.raises(Exception, match="frozen"):
+        maya.user = "tom"
+    with pytest.raises(ValueError, match="user: expected a non-empty user_id"):
+        RecallRetriever(client=sample_client, user="  ")
+
+
+def test_rows_tolerate_extra_fields_and_prefer_an_items_own_rank():
+    """The module may add ranking fields to `recalled` items: kept in `item`, own rank/score preferred."""
+    text = ("Memory recall for: q\nRows:\n"
+            "TURN [session s1, 2024-01-01T10:00, Ann]: hello {turns #3 0.50, text #1 2.00}\n"
+            "FACT: user -[LIKES @ 2024-01-01]-> tea -- user: \"Ann likes tea.\"")
+    recalled = Recalled.from_row({"text": text, "recalled": {
+        "question": "q",
+        "turns": [{"action_id": "a1", "session_id": "s1", "fused_rank": 1, "rank": 1, "score": 0.03,
+                   "lanes": [{"lane": "turns", "rank": 3, "score": 0.5, "via": None},
+                             {"lane": "text", "rank": 1, "score": 2.0, "via": None}]}],
+        "facts": [{"type": "LIKES", "lanes": [{"lane": "facts", "rank": 2, "score": 0.4}]}],
+    }})
+    turn, fact = rendered_rows(recalled)
+    assert turn.text == "TURN [session s1, 2024-01-01T10:00, Ann]: hello"
+    assert (turn.rank, turn.score, turn.item["fused_rank"]) == (1, 0.03, 1)
+    assert (fact.rank, fact.score) == (2, 0.4) and fact.text.endswith('"Ann likes tea."')
