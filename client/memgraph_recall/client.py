@@ -177,10 +177,13 @@ class RecallClient:
         try:
             while done.remaining > 0:
                 step = self.embed_once(user, config, **options)
-                if step.embedded == 0:
+                if step.embedded == 0 or step.remaining >= done.remaining:
+                    # e.g. a model whose vectors are stored but not accepted as current: each call
+                    # would write the same units again, forever
                     raise RecallProcedureError(
-                        f"recall.embed made no progress with {step.remaining} units remaining: "
-                        "check `memgraph-recall status` for malformed data or a model that cannot load")
+                        f"recall.embed made no progress: {step.remaining} units remained after a call "
+                        f"that started with {done.remaining}; check `memgraph-recall status` for "
+                        "malformed vectors or a model that cannot load")
                 done = done + step
                 if bar is not None:
                     bar.update(step.embedded)

@@ -33,18 +33,26 @@ class RenderedRow:
         return [hit for hit in self.item.get("lanes") or () if isinstance(hit, dict)]
 
     @property
+    def fused(self) -> dict[str, Any]:
+        """A TURN row's place in the fused ranking (`explain`): rank, score, lifts; empty otherwise."""
+        fused = self.item.get("fused")
+        return fused if isinstance(fused, dict) else {}
+
+    @property
     def rank(self) -> int | None:
-        """The item's own rank if the module gives one, else the best rank any lane gave it."""
-        if isinstance(self.item.get("rank"), int):
-            return self.item["rank"]
+        """The item's own rank if the module gives one (a turn's fused rank), else its best lane rank."""
+        for own in (self.item.get("rank"), self.fused.get("rank")):
+            if isinstance(own, int):
+                return own
         ranks = [hit["rank"] for hit in self.lanes if isinstance(hit.get("rank"), int)]
         return min(ranks) if ranks else None
 
     @property
     def score(self) -> float | None:
-        """The item's own score if given, else the score of the lane hit with the best rank."""
-        if isinstance(self.item.get("score"), (int, float)):
-            return float(self.item["score"])
+        """The item's own score if given (a turn's fused score), else that of its best-ranked lane hit."""
+        for own in (self.item.get("score"), self.fused.get("score")):
+            if isinstance(own, (int, float)):
+                return float(own)
         best = [hit for hit in self.lanes if hit.get("rank") == self.rank]
         return float(best[0]["score"]) if best and isinstance(best[0].get("score"), (int, float)) else None
 
@@ -73,9 +81,17 @@ def rendered_rows(recalled: Recalled) -> list[RenderedRow]:
 
 
 def _without_explanation(line: str, item: dict[str, Any]) -> str:
-    """The line without its trailing ` {first-lane #...}` annotation, when the item lists lanes."""
-    lanes = [hit.get("lane") for hit in item.get("lanes") or () if isinstance(hit, dict)]
-    if not lanes or not line.endswith("}"):
+    """The line without its trailing annotation: ` {#rank ...}` on a TURN row (its fused rank),
+    ` {first-lane #...}` on the others, when the item carries them."""
+    if not line.endswith("}"):
         return line
-    start = line.rfind(f" {{{lanes[0]} #")
+    fused = item.get("fused")
+    if isinstance(fused, dict) and isinstance(fused.get("rank"), int):
+        marker = f" {{#{fused['rank']} "
+    else:
+        lanes = [hit.get("lane") for hit in item.get("lanes") or () if isinstance(hit, dict)]
+        if not lanes:
+            return line
+        marker = f" {{{lanes[0]} #"
+    start = line.rfind(marker)
     return line[:start] if start > 0 else line

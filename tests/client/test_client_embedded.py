@@ -101,3 +101,16 @@ def test_missing_module_is_reported_as_not_loaded(tmp_path):
 
 def test_save_graph_is_embedded_only(sample_client, tmp_path):
     assert sample_client.save_graph(tmp_path / "g.json").stat().st_size > 0
+
+
+def test_embed_loop_stops_with_an_error_when_remaining_does_not_fall(monkeypatch):
+    # A model whose vectors are written but never count as current: every call "embeds" 5 units and
+    # 40 remain. The loop must stop after one such round, not spin forever.
+    client = RecallClient.embedded(sample.elements())
+    stuck = EmbedProgress(5, 0, 0, 0, 40, "m")
+    monkeypatch.setattr(client, "embed_once", lambda *args, **kwargs: stuck)
+    from memgraph_recall.errors import RecallProcedureError
+
+    with pytest.raises(RecallProcedureError, match="made no progress: 40 units remained after a call that "
+                                                   "started with 40"):
+        client.embed()

@@ -45,12 +45,18 @@ def test_metadata_comes_from_the_recalled_rows(maya, sample_client):
         meta = document.metadata
         assert document.page_content.startswith(PREFIX[meta["kind"]])
         assert meta["user"] == "maya"
-        assert meta["lanes"] and set(meta["lanes"]) <= LANES
+        assert set(meta["lanes"]) <= LANES
         assert isinstance(meta["rank"], int) and meta["rank"] >= 1
-        assert meta["rank"] == min(hit["rank"] for hit in meta["hits"])
         assert isinstance(meta["score"], float)
         if meta["kind"] == "turn":
             item = next(turns)
+            # A turn's rank and score are its place in the fused ranking; a lane found it, or a
+            # signal (a neighbour) lifted it.
+            assert (meta["rank"], meta["score"]) == (item["fused"]["rank"], item["fused"]["score"])
+            assert meta["lanes"] or any(lift.startswith("neighbour") for lift in meta["lifts"])
+        else:
+            assert meta["lanes"] and meta["rank"] == min(hit["rank"] for hit in meta["hits"])
+        if meta["kind"] == "turn":
             assert (meta["action_id"], meta["session"], meta["time"], meta["speaker"]) == (
                 item["action_id"], item["session_id"], item["timestamp"], item["speaker"])
             assert f"[session {meta['session']}, " in document.page_content
@@ -109,3 +115,14 @@ def test_rows_tolerate_extra_fields_and_prefer_an_items_own_rank():
     assert turn.text == "TURN [session s1, 2024-01-01T10:00, Ann]: hello"
     assert (turn.rank, turn.score, turn.item["fused_rank"]) == (1, 0.03, 1)
     assert (fact.rank, fact.score) == (2, 0.4) and fact.text.endswith('"Ann likes tea."')
+
+
+def test_a_turn_rows_fused_annotation_is_taken_off_and_gives_rank_and_score():
+    text = ("Memory recall for: q\nRows:\n"
+            "TURN [session s1, 2024-01-01T10:00, Ann]: hi {x} {#2 0.377: turns #10, session +0.129}")
+    recalled = Recalled.from_row({"text": text, "recalled": {"question": "q", "turns": [{
+        "action_id": "a1", "session_id": "s1", "lanes": [{"lane": "turns", "rank": 10, "score": 0.4}],
+        "fused": {"rank": 2, "score": 0.377, "lifts": ["session +0.129"]}}]}})
+    [turn] = rendered_rows(recalled)
+    assert turn.text == "TURN [session s1, 2024-01-01T10:00, Ann]: hi {x}"
+    assert (turn.rank, turn.score, turn.fused["lifts"]) == (2, 0.377, ["session +0.129"])

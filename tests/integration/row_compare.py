@@ -24,8 +24,11 @@ class Row:
 
 
 def lane_rows(hits: Iterable[Any]) -> list[Row]:
-    """`recall.lanes` hits (LaneHit): ranked by score within each lane."""
-    return [Row(h.lane, f"{h.key} #{h.passage}" if h.passage is not None else h.key, h.score) for h in hits]
+    """`recall.lanes` hits (LaneHit): ranked by score within each lane. The `fused` lane is compared as
+    one run (the same turns, in any order): its scores come from the other lanes' ranks, so a tie
+    inside any lane, broken by read order, moves fused scores too."""
+    return [Row(h.lane, f"{h.key} #{h.passage}" if h.passage is not None else h.key,
+                None if h.lane == "fused" else h.score) for h in hits]
 
 
 def rendered_rows(recalled: dict) -> list[Row]:

@@ -101,7 +101,7 @@ def generate(path: Path = FIXTURE) -> Path:
             return _StandInModel()
 
     recall.MODELS = StandInRegistry(registry_module.ModelSettings({}, PACKAGED_MODEL, 1))
-    [row] = runtime.call("recall.embed", {"limit": 100_000})
+    [row] = runtime.call("recall.embed", {"limit": 10_000})
     if row["remaining"] != 0 or row["model"] != PACKAGED_MODEL:
         raise RuntimeError(f"recall.embed left the fixture incomplete: {row}")
     path.parent.mkdir(parents=True, exist_ok=True)

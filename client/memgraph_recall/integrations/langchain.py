@@ -69,6 +69,7 @@ class RecallRetriever(BaseRetriever):
             "rank": row.rank,
             "score": row.score,
             "hits": row.lanes,
+            "lifts": list(row.fused.get("lifts") or ()),
         }
         for key in ("action_id", "turn", "path", "type"):
             if key in item:
