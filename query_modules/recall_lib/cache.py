@@ -1,93 +1,71 @@
 """The per-user cache: recall at 100k messages without serving forgotten, edited or foreign data.
 
 One `RecallCache` lives in `recall.py` (module state; this package holds none, so each embedded
-Runtime has its own). It holds, per user and model, an immutable `Snapshot` (plain numpy/str data),
-and one global `GraphIndex` (User vertices by user_id, Action vertices by action_id).
+Runtime has its own). Per user and model it keeps an `Entry`: the immutable `UserSnapshot` plus what
+keeping it fresh needs (the user's structure as edge ids, the owned Actions). It also keeps one global
+`GraphIndex` (User vertices by user_id, Action vertices by action_id: one full vertex scan).
 
-Key. Memgraph keeps module state per process, across databases, and does not tell a procedure which
-database it runs in; vertex ids restart in every database. An entry's key is (User vertex id,
-user_id, digest of all the User vertex's properties, model, dimension), all read from the live graph
-on every call, so two databases (or two graphs loaded in turn) share an entry only when their User
-vertices agree on id, user_id and every property. Even then nothing foreign is returned: each call
-re-checks the user's structure (`structure.compare`: any removed edge or vanished Session rebuilds)
-and verifies every row it returns against the live graph (`verify`), and any mismatch drops the
-entry and rebuilds, so a mix-up costs a rebuild, never a leak. (A cost to know: an application that
-rewrites a User property on every turn makes every call after such a write a full build.)
+Freshness, per call (`entry`):
+- the structure (edge ids out of the User, its Sessions and Agents; no properties) is compared with
+  the cached one: unchanged -> warm; only grown (new sessions, messages, agent links) -> the new
+  Actions are read and appended (`snapshot.with_new_turns`: ~0.2 s after a new session at 100k
+  messages, against ~4 s for a full build); anything else changed (an edge removed, notes or
+  ontologies added, a back-filled older turn) -> a full build;
+- older than `max_age` (`RECALL_CACHE_MAX_AGE`, 60 s): facts, entities, notes and ontologies are read
+  again for the Actions held (facts and entities extracted later appear), with an index at most
+  `max_age` old; a collision that index shows, or a vanished Action, means a full build;
+- vectors written since the build are picked up on the next call (`pickup`), bounded per call;
+- every row a call returns is verified against the live graph (`verify`); a failure makes the pipeline
+  build the user afresh for that call (`entry(..., fresh=True)`), which also replaces the entry.
 
-Freshness, per call (`snapshot`):
-- the structure (edge ids out of the User, its Sessions and Agents; no properties, no vectors) is
-  compared with the cached one: unchanged -> warm; grown (new sessions, messages, notes, agent links)
-  -> only the new parts are read and merged (`grow_snapshot`); an edge removed -> ownership walked
-  again in full, turns already held with a vector kept (`renew_snapshot`);
-- an entry older than `max_age` (`RECALL_CACHE_MAX_AGE`, default 60 s) has its facts, entities,
-  notes and ontologies read again for the actions it holds (`renew_facts`: facts and entities added
-  later to existing turns appear), with a GraphIndex at most `max_age` old (so it may rescan first);
-  a collision that index now shows walks ownership again instead;
-- `recall.invalidate`, a row that fails verification and eviction drop the entry: the next call reads
-  the user in full (`build_snapshot`), every property included.
+Key: (User vertex id, user_id, digest of the User's properties, model, dimension), read live on every
+call, since Memgraph shares module state across databases whose vertex ids overlap. An unknown user_id
+is remembered as missing for `max_age`, so asking for one does not scan the graph on every call.
 
-The `GraphIndex` (one full vertex scan of the whole graph, shared by all users) serves two things:
-- user_id -> User vertex ids for a string `user`: verified on use (exists, label User, same user_id);
-  any mismatch or an unknown user_id rescans at once (so an unknown user costs a scan per call: pass
-  the User node, which Cypher finds through an index, to avoid it). A second User created later with
-  the same user_id is not noticed (no error) until a rescan; the first one's data is still its own;
-- action_id -> Action vertex ids, for the fail-closed collision rule (an action_id held by two users
-  belongs to neither). Full builds use it while it is at most `max_age` old (else they rescan
-  first), and rescan when it does not know one of the user's own Actions. Refreshes, verification
-  and user lookup use it whatever its age, so a warm call never pays a scan.
-What the index cannot see is an Action created or re-keyed after its scan. A refresh admits the
-user's own new Actions the index does not know when no holder it does know lies outside the user
-(they hang off the user's own sessions only: their text is the user's). Another user's Action created
-after the scan with one of this user's action_ids goes unnoticed until the next rescan (at most
-`max_age` after the scan, or `recall.invalidate()`): this user's turn of that id still shows (its own
-message), and a fact citing that id written by the other user in that window could be read by a full
-build in that window as this user's. Verification still checks that each returned fact's source
-Action is this user's, holds that id and passes every ownership rule; it cannot see the new holder
-either. So the collision rule holds fully for data older than the index, i.e. within `max_age`.
+The collision rule (an action_id held by two users belongs to neither) holds for data older than the
+index, i.e. within `max_age`: another user's Action created after the scan with one of this user's
+ids is seen at the next rescan (or `recall.invalidate()`).
 
-Concurrency: builds run under a per-key lock (double-checked: a caller that waited uses what the
-other built), so one user's build never blocks another user's call; the entry table has its own
-short lock. Snapshots are published whole and never changed, so readers need no lock.
-
-Bounded: `RECALL_CACHE_BYTES` (default 1 GiB) over the snapshots' estimated bytes (`footprint`),
-least recently used evicted first; a snapshot larger than the limit is used for its call, not kept.
-
-Builds, renewals and refreshes run with Python's cyclic garbage collector paused (`gcpause`,
-process-wide, `RECALL_CACHE_PAUSE_GC=0` to keep it running).
+Concurrency: builds run under a per-key lock (a caller that waited uses what the other built); the
+entry table has its own short lock; snapshots are published whole and never changed. Bounded by
+`RECALL_CACHE_BYTES` (total over all entries, a coarse estimate), least recently used evicted first.
 """
 
 import hashlib
 import os
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from .footprint import ids_bytes
-from .gcpause import CollectorPause
-from .ownership import GraphIndex, id_text, labels_of
-from .snapshot import Snapshot, build_snapshot, grow_snapshot, renew_facts, renew_snapshot
-from .structure import Growth, compare
+from . import schema as s
+from .kinds import ENTITY, FACT, TURN
+from .ownership import (
+    GraphIndex,
+    OwnedAction,
+    OwnedGraph,
+    admit_actions,
+    agent_action_session,
+    collect_entities_and_facts,
+    collect_owned,
+    expand_sessions,
+    id_text,
+    labels_of,
+    owned_notes,
+    owned_ontologies,
+    session_skip,
+)
+from .pickup import pick_up
+from .snapshot import UserSnapshot, build_snapshot, read_fact_part, with_fact_part, with_new_turns
+from .structure import Growth, Structure, compare, read_structure
 
 DEFAULT_BYTES = 1 << 30
 DEFAULT_MAX_AGE = 60.0
-
-
-@dataclass(frozen=True)
-class _Step:
-    """What a cached snapshot needs: older than max age? and how its structure changed (None: an edge
-    was lost)."""
-
-    expired: bool
-    growth: Growth | None
-
-    @property
-    def current(self) -> bool:
-        return not self.expired and self.growth is not None and self.growth.unchanged
-
+#: Awaited vectors looked for per call (see `pickup`).
+PICKUP_LIMIT = 2000
 
 #: (User vertex id, user_id, digest of the User's properties, model, dimension)
 CacheKey = tuple[int, str | None, str, str, int | None]
@@ -110,63 +88,69 @@ class LiveGraph(Protocol):
 class CacheSettings:
     max_bytes: int = DEFAULT_BYTES
     max_age: float = DEFAULT_MAX_AGE
-    pause_gc: bool = True  # see `gcpause`
     problem: str | None = None  # a configuration error, reported by recall.status (defaults are used)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "CacheSettings":
         env = os.environ if env is None else env
         problems = []
-        max_bytes, max_age = DEFAULT_BYTES, DEFAULT_MAX_AGE
-        raw = env.get("RECALL_CACHE_BYTES", "").strip()
-        if raw:
-            try:
-                max_bytes = int(raw)
-                if max_bytes < 0:
-                    raise ValueError
-            except ValueError:
-                problems.append(f"RECALL_CACHE_BYTES must be an integer >= 0, got {raw!r}")
-                max_bytes = DEFAULT_BYTES
-        raw = env.get("RECALL_CACHE_MAX_AGE", "").strip()
-        if raw:
-            try:
-                max_age = float(raw)
-                if not max_age >= 0 or max_age == float("inf"):
-                    raise ValueError
-            except ValueError:
-                problems.append(f"RECALL_CACHE_MAX_AGE must be a number of seconds >= 0, got {raw!r}")
-                max_age = DEFAULT_MAX_AGE
-        pause_gc = True
-        raw = env.get("RECALL_CACHE_PAUSE_GC", "").strip().lower()
-        if raw in ("0", "false", "no", "off"):
-            pause_gc = False
-        elif raw not in ("", "1", "true", "yes", "on"):
-            problems.append(f"RECALL_CACHE_PAUSE_GC must be 1 or 0, got {raw!r}")
-        return cls(max_bytes, max_age, pause_gc, "; ".join(problems) or None)
+        max_bytes = _setting(env, "RECALL_CACHE_BYTES", int, DEFAULT_BYTES, "an integer >= 0", problems)
+        max_age = _setting(
+            env, "RECALL_CACHE_MAX_AGE", float, DEFAULT_MAX_AGE, "a number of seconds >= 0", problems
+        )
+        return cls(max_bytes, max_age, "; ".join(problems) or None)
 
 
-@dataclass(frozen=True)
-class CacheStats:
-    entries: int
-    bytes: int
-    max_bytes: int
-    max_age: float
-    index_age: float | None  # seconds since the GraphIndex scan; None before the first
-    index_bytes: int
-    builds: int
-    renewals: int
-    refreshes: int
-    hits: int
-    evictions: int
-    verify_failures: int
-    problem: str | None
+def _setting(
+    env: Mapping[str, str], name: str, kind: type, default: Any, expected: str, problems: list
+) -> Any:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = -1
+    if not 0 <= value < float("inf"):
+        problems.append(f"{name} must be {expected}, got {raw!r}")
+        return default
+    return value
+
+
+@dataclass
+class Entry:
+    """A cached user: the snapshot and what keeping it fresh needs. Replaced whole, never changed, but
+    for `pickup_at` (where the next look for awaited vectors starts)."""
+
+    snapshot: UserSnapshot
+    structure: Structure
+    holders: Mapping[int, str | None]  # owned Session and Agent vertex ids -> their session id
+    sessions: frozenset[int]  # which holders are Sessions
+    actions: Mapping[str, int]  # owned action_id -> its Action vertex id (what facts cite)
+    owned_actions: Mapping[int, tuple[str, str | None]]  # owned Action vertex id -> (action_id, session)
+    built_at: float  # when facts and entities were last read
+    nbytes: int = 0
+    pickup_at: int = field(default=0, compare=False)
 
 
 def user_key(user: Any, model: str, dim: int | None) -> CacheKey:
     """The cache key of a live User vertex (see the module docstring)."""
     props = sorted((name, repr(value)) for name, value in user.properties.items())
     digest = hashlib.blake2b(repr(props).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return (user.id, id_text(user.properties.get("user_id")), digest, model, dim)
+    return (user.id, id_text(user.properties.get(s.USER_ID)), digest, model, dim)
+
+
+def entry_bytes(entry: Entry) -> int:
+    """A coarse estimate: the arrays' bytes, the texts' lengths, and ~100 bytes per item and id held."""
+    snap = entry.snapshot
+    arrays = sum(
+        v.nbytes for v in (snap.turn_vectors, snap.entity_vectors, snap.fact_vectors, snap.note_vectors)
+    )
+    arrays += snap.text_index.nbytes + snap.note_text_index.nbytes
+    texts = sum(map(len, snap.turns.texts)) + sum(len(f.text) for f in snap.facts)
+    texts += sum(len(n.content) for n in snap.notes)
+    items = len(snap.turns) + len(snap.facts) + len(snap.entities) + len(snap.notes)
+    return int(arrays + texts + 100 * (items + len(entry.owned_actions) + entry.structure.edge_count))
 
 
 class _KeyedLocks:
@@ -191,205 +175,254 @@ class _KeyedLocks:
                     del self._locks[key]
 
 
-def _index_bytes(index: GraphIndex) -> int:
-    held = 0
-    for mapping in (index.users, index.action_holders):
-        held += sum(len(key) + 49 for key in mapping) + ids_bytes(sum(map(len, mapping.values())))
-        held += 64 * len(mapping)  # the dict slot and the tuple of each key
-    return held
-
-
 class RecallCache:
     def __init__(
         self, settings: CacheSettings | None = None, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.settings = settings or CacheSettings.from_env()
         self.clock = clock
-        self._lock = threading.Lock()  # guards the entry table and the counters
-        self._entries: OrderedDict[CacheKey, Snapshot] = OrderedDict()
+        self._lock = threading.Lock()  # guards the tables below and the counters
+        self._entries: OrderedDict[CacheKey, Entry] = OrderedDict()
         self._bytes = 0
         self._building = _KeyedLocks()
-        self._collector = CollectorPause(self.settings.pause_gc)
-        self._index_lock = threading.Lock()  # serialises scans
         self._index: GraphIndex | None = None
-        self._index_at = 0.0  # clock time the published scan began
-        self._index_number = 0  # which scan it was (scans are numbered as they begin)
-        self._index_bytes = 0
-        self._scans_started = 0
-        self._generation = 0  # bumped by invalidate(): a scan begun before it is not published
-        self._counts = dict.fromkeys(
-            ("builds", "renewals", "refreshes", "hits", "evictions", "verify_failures"), 0
+        self._index_at = 0.0
+        self._index_lock = threading.Lock()  # one scan at a time
+        self._misses: dict[str, float] = {}  # unknown user_id -> when it was found missing
+        self.counts = dict.fromkeys(
+            ("builds", "renewals", "refreshes", "hits", "pickups", "evictions", "verify_failures", "scans"), 0
         )
 
     # -- the global index ---------------------------------------------------------------------------
-    def graph_index(self, graph: LiveGraph) -> GraphIndex:
-        """The cached GraphIndex whatever its age (scanned only when there is none): for checks that
-        hold without it being current (verifying rows, admitting new actions, finding a user, which a
-        miss rescans). Full builds use `_graph_index`, which rescans one older than max age, so a warm
-        call never pays a full scan."""
-        return self._graph_index(graph, any_age=True)[0]
-
-    def _graph_index(
-        self, graph: LiveGraph, fresh_after: int | None = None, any_age: bool = False
-    ) -> tuple[GraphIndex, int]:
-        """(index, its scan number): cached while younger than max age (or `any_age`); with `fresh_after`,
-        only a scan begun after that scan number will do."""
+    def graph_index(self, graph: LiveGraph, max_age: float | None = None) -> GraphIndex:
+        """The cached GraphIndex, scanned again when there is none or it is older than `max_age`."""
         with self._lock:
-            index, taken_at, number = self._index, self._index_at, self._index_number
-        current = any_age or self.clock() - taken_at <= self.settings.max_age
-        if index is not None and fresh_after is None and current:
-            return index, number
-        wanted = self._scans_started if fresh_after is None else fresh_after
-        with self._index_lock:  # one scan at a time; a caller that waited takes a scan begun after it asked
+            index, taken_at = self._index, self._index_at
+        if index is not None and (max_age is None or self.clock() - taken_at <= max_age):
+            return index
+        with self._index_lock:
             with self._lock:
-                if self._index is not None and self._index_number > wanted:
-                    return self._index, self._index_number
-                generation = self._generation
-            self._scans_started += 1
-            number, started = self._scans_started, self.clock()
+                if self._index is not None and self._index_at > taken_at:  # scanned while we waited
+                    return self._index
+            started = self.clock()
             index = GraphIndex.scan(graph.vertices, graph.abort)
-            size = _index_bytes(index)
             with self._lock:
-                if self._generation == generation:  # not invalidated meanwhile
-                    self._index, self._index_at, self._index_number, self._index_bytes = (
-                        index,
-                        started,
-                        number,
-                        size,
-                    )
-            return index, number
+                self._index, self._index_at = index, started
+                self.counts["scans"] += 1
+            return index
 
     def find_user(self, graph: LiveGraph, user_id: str) -> Any:
-        """The live User vertex with `user_id`, or None; a ValueError when several hold it."""
-        began = self._scans_started
-        index, number = self._graph_index(graph, any_age=True)
-        found = self._live_users(graph, index, user_id)
-        if found is None and number <= began:  # unknown or stale, and not scanned during this call
-            found = self._live_users(graph, self._graph_index(graph, fresh_after=began)[0], user_id)
-        found = found or []
+        """The live User vertex with `user_id`, or None; a ValueError when several hold it. A miss is
+        remembered for `max_age` (an unknown user must not cost a scan per call)."""
+        with self._lock:
+            missed_at = self._misses.get(user_id)
+        if missed_at is not None and self.clock() - missed_at <= self.settings.max_age:
+            return None
+        found = self._live_users(graph, self.graph_index(graph), user_id)
+        if found is None:  # unknown to the index, or stale: scan once more, now
+            found = self._live_users(graph, self.graph_index(graph, max_age=0.0), user_id)
+        if not found:
+            with self._lock:
+                self._misses[user_id] = self.clock()
+            return None
         if len(found) > 1:
             raise ValueError(
                 f"user: {len(found)} :User nodes have user_id {user_id!r}; pass the node instead"
             )
-        return found[0] if found else None
+        return found[0]
 
     @staticmethod
     def _live_users(graph: LiveGraph, index: GraphIndex, user_id: str) -> list[Any] | None:
         """The index's User vertices for `user_id`, each verified live; None when unknown or stale."""
-        holders = index.users.get(user_id, ())
         live = []
-        for vertex_id in holders:
+        for vertex_id in index.users.get(user_id, ()):
             vertex = graph.vertex(vertex_id)
-            if vertex is None or "User" not in labels_of(vertex):
-                return None
-            if id_text(vertex.properties.get("user_id")) != user_id:
+            if (
+                vertex is None
+                or s.USER not in labels_of(vertex)
+                or id_text(vertex.properties.get(s.USER_ID)) != user_id
+            ):
                 return None
             live.append(vertex)
         return live or None
 
-    # -- snapshots ----------------------------------------------------------------------------------
-    def snapshot(self, graph: LiveGraph, user: Any, model: str, dim: int | None) -> tuple[CacheKey, Snapshot]:
-        """The user's current snapshot for `model`: cached, grown with what is new, renewed, or built."""
+    # -- entries ------------------------------------------------------------------------------------
+    def entry(self, graph: LiveGraph, user: Any, model: str, dim: int | None, fresh: bool = False) -> Entry:
+        """The user's current entry for `model`: cached, grown, renewed, with vectors picked up, or built
+        (`fresh`: built, whatever is cached)."""
         key = user_key(user, model, dim)
-        cached = self._get(key)
-        step = self._next_step(cached, graph, user) if cached is not None else None
-        if step is not None and step.current:
-            self._count("hits")
-            return key, cached
         with self._building.hold(key):
-            latest = self._get(key)
-            if latest is not cached:  # someone published while we waited: check theirs
-                cached, step = latest, (self._next_step(latest, graph, user) if latest is not None else None)
-                if step is not None and step.current:
-                    self._count("hits")
-                    return key, cached
-            with self._collector.during():
-                snapshot, counter = self._make(graph, user, model, dim, cached, step)
+            cached = None if fresh else self._get(key)
+            if fresh:
+                self._count("verify_failures")
+            if cached is None:
+                made, counter = self._build(graph, user, model, dim), "builds"
+            else:
+                made, counter = self._refreshed(cached, graph, user, model, dim)
             self._count(counter)
-            self._publish(key, snapshot, cached)
-            return key, snapshot
+            if made is not cached:
+                self._publish(key, made)
+            return made
 
-    def _next_step(self, cached: Snapshot, graph: LiveGraph, user: Any) -> "_Step":
-        return _Step(
-            self.clock() - cached.built_at > self.settings.max_age,
-            compare(user, cached.structure, graph.vertex, graph.abort),
+    def _refreshed(
+        self, cached: Entry, graph: LiveGraph, user: Any, model: str, dim: int | None
+    ) -> tuple[Entry, str]:
+        growth = compare(user, cached.structure, graph.vertex, graph.abort)
+        entry, counter = cached, "hits"
+        if growth is not None and not growth.unchanged:
+            entry, counter = self._grow(cached, growth, graph, user), "refreshes"
+        if entry is None or growth is None:
+            return self._build(graph, user, model, dim), "builds"
+        if self.clock() - entry.built_at > self.settings.max_age:
+            entry, counter = self._renew_facts(entry, graph, user), "renewals"
+            if entry is None:
+                return self._build(graph, user, model, dim), "builds"
+        picked, entry.pickup_at = pick_up(
+            entry.snapshot, _properties(entry, graph), entry.pickup_at, PICKUP_LIMIT
         )
+        if picked is not None:
+            return replace(entry, snapshot=picked), "pickups" if counter == "hits" else counter
+        return entry, counter
 
-    def _make(
-        self, graph: LiveGraph, user: Any, model: str, dim: int | None, cached: Snapshot | None, step: Any
-    ) -> tuple[Snapshot, str]:
-        """(snapshot, the counter it adds to), from `cached` as `step` says (see the module docstring)."""
-        began = self._scans_started
+    def _build(self, graph: LiveGraph, user: Any, model: str, dim: int | None) -> Entry:
+        """A full read of the user, with an index at most max age old (scanned again when it does not
+        know one of the user's Actions)."""
+        owned = collect_owned(user, self.graph_index(graph, self.settings.max_age), graph.abort)
+        if owned.skipped["action_not_in_index"]:
+            owned = collect_owned(user, self.graph_index(graph, max_age=0.0), graph.abort)
+        return self._entry(owned, build_snapshot(owned, model, dim, graph.abort), user, graph)
 
-        def index_for(rescan: bool) -> GraphIndex:  # a rescan reuses a scan begun during this call
-            return self._graph_index(graph, fresh_after=began if rescan else None)[0]
+    def _entry(self, owned: OwnedGraph, snapshot: UserSnapshot, user: Any, graph: LiveGraph) -> Entry:
+        sessions = frozenset(owned.sessions)
+        structure = read_structure(user, graph.vertex, owned.holders, owned.holders.keys() - sessions)
+        if structure is None:
+            raise RuntimeError("a session or agent vanished while the user was read")
+        actions: dict[str, int] = {}
+        for item in owned.actions:
+            actions.setdefault(item.action_id, item.vertex_id)
+        owned_actions = {a.vertex_id: (a.action_id, a.session_id) for a in owned.actions}
+        entry = Entry(
+            snapshot, structure, dict(owned.holders), sessions, actions, owned_actions, self.clock()
+        )
+        return replace(entry, nbytes=entry_bytes(entry))
 
-        now = self.clock()
-        if cached is None:
-            return build_snapshot(user, index_for, model, dim, graph.vertex, graph.abort, now), "builds"
-        base: Snapshot | None = cached
-        if step.growth is not None and not step.growth.unchanged:
-            base = grow_snapshot(
-                cached, step.growth, user, self.graph_index(graph), graph.vertex, graph.abort
-            )
-            if base is not None and not step.expired:
-                return base, "refreshes"
-        if base is not None and step.growth is not None:  # expired, nothing lost: facts and entities again
-            renewed = renew_facts(base, user, index_for(False), graph.vertex, graph.abort, now)
-            if renewed is not None:
-                return renewed, "renewals"
-        # An edge lost, an Agent now shared, or a collision the fresh index shows: walk ownership again.
-        return renew_snapshot(base or cached, user, index_for, graph.vertex, graph.abort, now), "renewals"
+    def _grow(self, cached: Entry, growth: Growth, graph: LiveGraph, user: Any) -> Entry | None:
+        """`cached` with the new sessions, Agents and Actions `growth` shows (same rules as a build);
+        None when only a full build can apply it (a new note or ontology, an Agent now shared with a
+        session that is not the user's, a back-filled turn)."""
+        holders, sessions = dict(cached.holders), set(cached.sessions)
+        to_expand: dict[int, Any] = {}
+        for edge in growth.user_edges:
+            if edge.type.name != s.HAD_SESSION:
+                return None
+            session = edge.to_vertex
+            if session.id not in sessions and session_skip(session, user.id) is None:
+                sessions.add(session.id)
+                to_expand[session.id] = session
+        for edges in growth.agent_in_edges.values():
+            if any(e.type.name == s.HAS_AGENT and e.from_vertex.id not in sessions for e in edges):
+                return None
+        candidates: dict[int, tuple[Any, str | None]] = {}
+        for holder, edges in growth.out_edges.items():
+            for edge in edges:
+                if edge.type.name == s.HAS_ACTION:
+                    action, sid = edge.to_vertex, holders[holder]
+                    agent = holder not in sessions
+                    candidates.setdefault(
+                        action.id, (action, agent_action_session(action, sid) if agent else sid)
+                    )
+                elif edge.type.name == s.HAS_AGENT and holder in sessions:
+                    to_expand.setdefault(holder, edge.from_vertex)
+        skipped: Counter = Counter()
+        expand_sessions(to_expand, sessions, holders, candidates, skipped, graph.abort)
+        new = {k: v for k, v in candidates.items() if k not in cached.owned_actions}
+        index = self.graph_index(graph)
+        admitted = admit_actions(
+            new, holders, index, skipped, graph.abort, also_owned=cached.owned_actions, unindexed_ok=True
+        )
+        snapshot = with_new_turns(cached.snapshot, admitted, skipped, graph.abort)
+        new_holders = holders.keys() - cached.holders.keys()
+        added = read_structure(user, graph.vertex, new_holders, new_holders - sessions)
+        if snapshot is None or added is None:
+            return None
+        structure = Structure(
+            growth.structure.user_edges,
+            {**growth.structure.out_edges, **added.out_edges},
+            {**growth.structure.agent_in_edges, **added.agent_in_edges},
+        )
+        actions = dict(cached.actions)
+        for item in admitted:
+            actions.setdefault(item.action_id, item.vertex_id)
+        owned_actions = {
+            **cached.owned_actions,
+            **{a.vertex_id: (a.action_id, a.session_id) for a in admitted},
+        }
+        grown = replace(
+            cached,
+            snapshot=snapshot,
+            structure=structure,
+            holders=holders,
+            sessions=frozenset(sessions),
+            actions=actions,
+            owned_actions=owned_actions,
+        )
+        return replace(grown, nbytes=entry_bytes(grown))
 
-    def discard(self, key: CacheKey, snapshot: Snapshot) -> None:
-        """Drop `snapshot` (a row of it failed verification) unless a newer one replaced it already."""
+    def _renew_facts(self, cached: Entry, graph: LiveGraph, user: Any) -> Entry | None:
+        """Facts, entities, notes and ontologies read again for the Actions held (turns kept); None when
+        an index at most max age old shows a collision on one of them, or one is gone."""
+        index = self.graph_index(graph, self.settings.max_age)
+        owned = OwnedGraph(user)
+        for vertex_id, (action_id, session_id) in cached.owned_actions.items():
+            if any(h not in cached.owned_actions for h in index.action_holders.get(action_id, ())):
+                return None
+            vertex = graph.vertex(vertex_id)
+            if vertex is None:
+                return None
+            owned.actions.append(OwnedAction(vertex, action_id, session_id, vertex_id))
+        collect_entities_and_facts(owned, graph.abort)
+        owned.notes = owned_notes(user, owned.skipped)
+        owned.ontologies = owned_ontologies(user)
+        snapshot = cached.snapshot
+        part, awaiting = read_fact_part(owned, snapshot.model, snapshot.dimension, Counter())
+        renewed = replace(cached, snapshot=with_fact_part(snapshot, part, awaiting), built_at=self.clock())
+        return replace(renewed, nbytes=entry_bytes(renewed))
+
+    def _get(self, key: CacheKey) -> Entry | None:
         with self._lock:
-            self._counts["verify_failures"] += 1
-            if self._entries.get(key) is snapshot:
-                self._bytes -= self._entries.pop(key).nbytes
-
-    def _get(self, key: CacheKey) -> Snapshot | None:
-        with self._lock:
-            snapshot = self._entries.get(key)
-            if snapshot is not None:
+            entry = self._entries.get(key)
+            if entry is not None:
                 self._entries.move_to_end(key)
-            return snapshot
+            return entry
 
-    def _publish(self, key: CacheKey, snapshot: Snapshot, replaces: Snapshot | None) -> None:
+    def _publish(self, key: CacheKey, entry: Entry) -> None:
         with self._lock:
-            current = self._entries.get(key)
-            if current is not None and current is not replaces:
-                return  # a caller with a newer view published meanwhile; keep theirs
-            if current is not None:
+            if key in self._entries:
                 self._bytes -= self._entries.pop(key).nbytes
-            if snapshot.nbytes > self.settings.max_bytes:
+            if entry.nbytes > self.settings.max_bytes:
                 return  # larger than the whole cache: used for this call only
-            self._entries[key] = snapshot
-            self._bytes += snapshot.nbytes
+            self._entries[key] = entry
+            self._bytes += entry.nbytes
             while self._bytes > self.settings.max_bytes:
                 _, evicted = self._entries.popitem(last=False)
                 self._bytes -= evicted.nbytes
-                self._counts["evictions"] += 1
+                self.counts["evictions"] += 1
 
     def _count(self, name: str) -> None:
         with self._lock:
-            self._counts[name] += 1
+            self.counts[name] += 1
 
     # -- invalidation and status --------------------------------------------------------------------
-    def invalidate(
-        self, user_id: str | None = None, vertex_id: int | None = None, *, keep_index: bool = False
-    ) -> int:
-        """Drop the entries of a user (by user_id and/or User vertex id), or every entry and the index
-        when neither is given (`keep_index`: every entry only); returns how many entries were dropped."""
+    def invalidate(self, user_id: str | None = None, vertex_id: int | None = None) -> int:
+        """Drop the entries of a user (by user_id and/or User vertex id), or every entry, the index and
+        the remembered misses when neither is given; returns how many entries were dropped."""
         with self._lock:
             if user_id is None and vertex_id is None:
                 dropped = len(self._entries)
                 self._entries.clear()
-                self._bytes = 0
-                if not keep_index:
-                    self._index, self._index_at, self._index_number, self._index_bytes = None, 0.0, 0, 0
-                    self._generation += 1
+                self._bytes, self._index, self._misses = 0, None, {}
                 return dropped
+            self._misses.pop(user_id, None)
             keys = [
                 k for k in self._entries if (user_id is not None and k[1] == user_id) or k[0] == vertex_id
             ]
@@ -397,47 +430,70 @@ class RecallCache:
                 self._bytes -= self._entries.pop(key).nbytes
             return len(keys)
 
-    def stats(self) -> CacheStats:
+    def status_rows(self) -> list[dict[str, Any]]:
+        """`recall.status` rows for the cache: section "cache", the figure in `count`, units in `detail`."""
         with self._lock:
             index_age = None if self._index is None else max(0.0, self.clock() - self._index_at)
-            return CacheStats(
-                entries=len(self._entries),
-                bytes=self._bytes,
-                max_bytes=self.settings.max_bytes,
-                max_age=self.settings.max_age,
-                index_age=index_age,
-                index_bytes=self._index_bytes,
-                problem=self.settings.problem,
-                **self._counts,
+            indexed = 0 if self._index is None else len(self._index.users) + len(self._index.action_holders)
+            figures = [
+                ("entries", len(self._entries), "users x models cached"),
+                ("bytes", self._bytes, f"estimated; limit {self.settings.max_bytes} (RECALL_CACHE_BYTES)"),
+                (
+                    "max_age",
+                    int(self.settings.max_age),
+                    f"{self.settings.max_age:g} s (RECALL_CACHE_MAX_AGE)",
+                ),
+                (
+                    "index",
+                    indexed,
+                    "not scanned yet" if index_age is None else f"ids; scanned {index_age:.1f} s ago",
+                ),
+                ("scans", self.counts["scans"], "full vertex scans for the index"),
+                ("builds", self.counts["builds"], "full reads of a user"),
+                ("renewals", self.counts["renewals"], "facts, entities and notes read again at max age"),
+                ("refreshes", self.counts["refreshes"], "new sessions or messages read incrementally"),
+                ("pickups", self.counts["pickups"], "vectors written since a build, picked up"),
+                ("hits", self.counts["hits"], "calls served from a current snapshot"),
+                ("evictions", self.counts["evictions"], "entries dropped for the byte limit"),
+                (
+                    "verify_failures",
+                    self.counts["verify_failures"],
+                    "users built afresh: a row no longer matched",
+                ),
+            ]
+        rows = [
+            {"section": "cache", "name": n, "model": None, "count": c, "detail": d} for n, c, d in figures
+        ]
+        if self.settings.problem:
+            rows.append(
+                {
+                    "section": "cache",
+                    "name": "configuration",
+                    "model": None,
+                    "count": None,
+                    "detail": self.settings.problem,
+                }
             )
+        return rows
 
 
-def cache_rows(stats: CacheStats) -> list[dict[str, Any]]:
-    """`recall.status` rows for the cache: section "cache", the figure in `count`, units in `detail`."""
+def _properties(entry: Entry, graph: LiveGraph) -> Callable[[str, int], Any]:
+    """Live properties of a snapshot's item by kind and index (for `pickup`); None when it is gone."""
+    snapshot = entry.snapshot
 
-    def row(name: str, count: int | None, detail: str | None = None) -> dict[str, Any]:
-        return {"section": "cache", "name": name, "model": None, "count": count, "detail": detail}
+    def properties_of(kind: str, index: int) -> Any:
+        if kind == FACT:
+            fact = snapshot.facts[index]
+            head = graph.vertex(fact.head_vertex_id)
+            edge = (
+                next((e for e in head.out_edges if e.id == fact.edge_id), None) if head is not None else None
+            )
+            return None if edge is None else edge.properties
+        if kind == TURN:
+            vertex_id = snapshot.turns.vertex_ids[index]
+        else:
+            vertex_id = (snapshot.entities if kind == ENTITY else snapshot.notes)[index].vertex_id
+        vertex = graph.vertex(vertex_id)
+        return None if vertex is None else vertex.properties
 
-    rows = [
-        row("entries", stats.entries, "users x models cached"),
-        row("bytes", stats.bytes, f"estimated; limit {stats.max_bytes} (RECALL_CACHE_BYTES)"),
-        row("max_age", int(stats.max_age), f"{stats.max_age:g} seconds (RECALL_CACHE_MAX_AGE)"),
-        row(
-            "index",
-            stats.index_bytes,
-            "not scanned yet" if stats.index_age is None else f"bytes; scanned {stats.index_age:.1f} s ago",
-        ),
-        row("builds", stats.builds, "full reads of a user"),
-        row(
-            "renewals",
-            stats.renewals,
-            "ownership, facts and entities read again, turns kept (max age, shrink)",
-        ),
-        row("refreshes", stats.refreshes, "incremental reads of new sessions or messages"),
-        row("hits", stats.hits, "calls served from a current snapshot"),
-        row("evictions", stats.evictions, "entries dropped for the byte limit"),
-        row("verify_failures", stats.verify_failures, "snapshots dropped because a row no longer matched"),
-    ]
-    if stats.problem:
-        rows.append(row("configuration", None, stats.problem))
-    return rows
+    return properties_of

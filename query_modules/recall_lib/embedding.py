@@ -11,22 +11,18 @@ or an abort while the model runs leaves the graph exactly as it was.
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .memory import MESSAGE_TYPES, fact_embedding_text, passages_of, relation_descriptions, utc_time
-from .ownership import STRUCTURAL_LABELS, STRUCTURAL_TYPES, OwnedGraph, labels_of
+from . import schema as s
+from .kinds import ENTITY, FACT, KINDS, NOTE, PUBLIC_NAMES, TURN
+from .ownership import GraphIndex, OwnedGraph, collect_owned, labels_of
+from .reading import fact_embedding_text, passages_of, relation_descriptions, utc_time
 from .vectors import CURRENT, classify
 
-KINDS = ("messages", "entities", "edges", "memories")
-_VECTOR_KEY = {
-    "messages": "passage_embeddings",
-    "memories": "passage_embeddings",
-    "entities": "embedding",
-    "edges": "embedding",
-}
+_VECTOR_KEY = {TURN: s.PASSAGE_EMBEDDINGS, NOTE: s.PASSAGE_EMBEDDINGS, ENTITY: s.EMBEDDING, FACT: s.EMBEDDING}
 
 
 @dataclass(frozen=True)
@@ -55,6 +51,7 @@ class Unit:
 class Units:
     units: list[Unit]
     malformed: Counter
+    skipped: Counter = field(default_factory=Counter)  # ownership rule -> items it turned away
 
 
 def _text(value: Any) -> str | None:
@@ -64,13 +61,13 @@ def _text(value: Any) -> str | None:
 def _message_unit(vertex: Any, malformed: Counter) -> Unit | None:
     text = _text(vertex.properties.get("text"))
     if text is None:
-        if vertex.properties.get("action_type") in MESSAGE_TYPES:
+        if vertex.properties.get("action_type") in s.MESSAGE_TYPES:
             malformed["message: no text"] += 1
         return None
     timestamp = vertex.properties.get("timestamp")
     if timestamp is not None and utc_time(timestamp) is None:
         malformed["message: unreadable time"] += 1  # still recalled (by its words), without a time
-    return Unit("messages", vertex, passages_of(text))
+    return Unit(TURN, vertex, passages_of(text))
 
 
 def _entity_unit(vertex: Any, malformed: Counter) -> Unit | None:
@@ -78,7 +75,7 @@ def _entity_unit(vertex: Any, malformed: Counter) -> Unit | None:
     if text is None:
         malformed["entity: no text"] += 1
         return None
-    return Unit("entities", vertex, (text,))
+    return Unit(ENTITY, vertex, (text,))
 
 
 def _memory_unit(vertex: Any, malformed: Counter) -> Unit | None:
@@ -86,7 +83,7 @@ def _memory_unit(vertex: Any, malformed: Counter) -> Unit | None:
     if content is None:
         malformed["memory: no content"] += 1
         return None
-    return Unit("memories", vertex, passages_of(content))
+    return Unit(NOTE, vertex, passages_of(content))
 
 
 def _fact_unit(edge: Any, head_is_user: bool, tail_is_user: bool, malformed: Counter) -> Unit | None:
@@ -96,7 +93,7 @@ def _fact_unit(edge: Any, head_is_user: bool, tail_is_user: bool, malformed: Cou
     if text is None or head is None or tail is None:
         malformed["fact: no text (or an endpoint without text)"] += 1
         return None
-    return Unit("edges", edge, (fact_embedding_text(head, edge.type.name, tail, text),))
+    return Unit(FACT, edge, (fact_embedding_text(head, edge.type.name, tail, text),))
 
 
 def owned_units(owned: OwnedGraph) -> Units:
@@ -106,8 +103,20 @@ def owned_units(owned: OwnedGraph) -> Units:
     units = [_message_unit(a.vertex, malformed) for a in owned.actions]
     units += [_entity_unit(v, malformed) for v in owned.entities]
     units += [_fact_unit(f.edge, f.head_is_user, f.tail_is_user, malformed) for f in owned.facts]
-    units += [_memory_unit(v, malformed) for v in owned.memories]
-    return Units([u for u in units if u is not None], malformed)
+    units += [_memory_unit(v, malformed) for v in owned.notes]
+    return Units([u for u in units if u is not None], malformed, Counter(owned.skipped))
+
+
+def units_of(graph: Any, index: GraphIndex, user_id: str | None) -> Units:
+    """One user's units (by user_id), or with None every unit in the graph whoever owns it."""
+    if user_id is None:
+        return all_units(graph.vertices, graph.abort)
+    holders = index.users.get(user_id, ())
+    if len(holders) > 1:
+        raise ValueError(f"user: {len(holders)} :User nodes have user_id {user_id!r}; pass the node instead")
+    if not holders:
+        return Units([], Counter())
+    return owned_units(collect_owned(graph.vertex(holders[0]), index, graph.abort))
 
 
 def all_units(vertices: Iterable[Any], abort: Callable[[], None]) -> Units:
@@ -119,22 +128,22 @@ def all_units(vertices: Iterable[Any], abort: Callable[[], None]) -> Units:
             abort()
         names = labels_of(vertex)
         if "Action" in names:
-            found["messages"].append(_message_unit(vertex, malformed))
+            found[TURN].append(_message_unit(vertex, malformed))
         elif "Memory" in names:
-            found["memories"].append(_memory_unit(vertex, malformed))
-        elif not names & STRUCTURAL_LABELS and any(e.type.name == "MENTIONED_IN" for e in vertex.out_edges):
-            found["entities"].append(_entity_unit(vertex, malformed))
-        if names & STRUCTURAL_LABELS and "User" not in names:
+            found[NOTE].append(_memory_unit(vertex, malformed))
+        elif not names & s.STRUCTURAL_LABELS and any(e.type.name == "MENTIONED_IN" for e in vertex.out_edges):
+            found[ENTITY].append(_entity_unit(vertex, malformed))
+        if names & s.STRUCTURAL_LABELS and "User" not in names:
             continue
         for edge in vertex.out_edges:
-            if edge.type.name in STRUCTURAL_TYPES or edge.properties.get("source_id") is None:
+            if edge.type.name in s.STRUCTURAL_TYPES or edge.properties.get("source_id") is None:
                 continue
             head_user, tail_user = "User" in names, "User" in labels_of(edge.to_vertex)
-            if labels_of(edge.to_vertex) & STRUCTURAL_LABELS and not tail_user:
+            if labels_of(edge.to_vertex) & s.STRUCTURAL_LABELS and not tail_user:
                 continue
             if head_user and tail_user:
                 continue
-            found["edges"].append(_fact_unit(edge, head_user, tail_user, malformed))
+            found[FACT].append(_fact_unit(edge, head_user, tail_user, malformed))
     return Units([u for kind in KINDS for u in found[kind] if u is not None], malformed)
 
 
@@ -232,12 +241,12 @@ def checked_batch(output: Any, texts: int, dim: int, model: str, number: int) ->
     return matrix
 
 
-def write_vectors(todo: Sequence[Unit], vectors: Sequence[list[list[float]]], model: str) -> Counter:
-    """Store the computed vectors and the model name; counts per kind."""
-    counts: Counter = Counter()
+def write_vectors(todo: Sequence[Unit], vectors: Sequence[list[list[float]]], model: str) -> dict[str, int]:
+    """Store the computed vectors and the model name; counts per kind (every kind named)."""
+    counts = dict.fromkeys(PUBLIC_NAMES.values(), 0)
     for unit, unit_vectors in zip(todo, vectors, strict=True):
         props = unit.target.properties
         props.set(_VECTOR_KEY[unit.kind], unit_vectors if unit.by_passage else unit_vectors[0])
         props.set("embedding_model", model)
-        counts[unit.kind] += 1
+        counts[PUBLIC_NAMES[unit.kind]] += 1
     return counts

@@ -1,4 +1,4 @@
-"""The six recall lanes, plus the facts and turns they lead to, over one `UserMemory`.
+"""The six recall lanes, plus the facts and turns they lead to, over one `UserSnapshot`.
 
 Every lane runs over the user's own data only (the snapshot holds nothing else), with exact cosine
 over L2-normalised float32 rows (numpy) or BM25 over the user's own messages. Ties are broken by the
@@ -12,9 +12,10 @@ from datetime import date
 import numpy as np
 
 from .config import RecallConfig
-from .memory import UserMemory
+from .kinds import ENTITY, FACT, NOTE, TURN
 from .question_dates import question_windows
 from .ranking import named_participant, rank_turns
+from .snapshot import UserSnapshot
 from .textindex import overlap_best, query_terms, tokenize
 from .vector_rows import VectorSet
 
@@ -22,16 +23,16 @@ from .vector_rows import VectorSet
 #: the source turns of all facts found, and the fused ranking of all turn lanes (the TURN rows).
 DERIVED = ("entity_facts", "turn_facts", "fact_turns", "fused")
 KIND = {
-    "memories": "memory",
-    "turns": "turn",
-    "text": "turn",
-    "fact_turns": "turn",
-    "fused": "turn",
-    "entities": "entity",
-    "facts": "fact",
-    "user_facts": "fact",
-    "entity_facts": "fact",
-    "turn_facts": "fact",
+    "memories": NOTE,
+    "turns": TURN,
+    "text": TURN,
+    "fact_turns": TURN,
+    "fused": TURN,
+    "entities": ENTITY,
+    "facts": FACT,
+    "user_facts": FACT,
+    "entity_facts": FACT,
+    "turn_facts": FACT,
 }
 VECTOR_LANES = ("turns", "entities", "facts", "user_facts")
 
@@ -44,7 +45,7 @@ class Hit:
     rank: int  # 1-based, within the lane
     score: float
     index: int
-    passage: int | None = None  # the passage that matched (turns and memories)
+    passage: int | None = None  # the passage that matched (turns and notes)
     via: str | None = None  # how a derived hit was reached, for `explain`
     found_by: tuple["Hit", ...] = ()  # a fused turn: the turn lanes' hits for it (their own ranks)
     lifts: tuple[str, ...] = ()  # a fused turn: the signals that lifted it, e.g. "session +0.120"
@@ -80,7 +81,7 @@ TURN_LANES = ("text", "fact_turns", "turns")
 
 
 def run_lanes(
-    memory: UserMemory,
+    snapshot: UserSnapshot,
     question: str,
     query: np.ndarray | None,
     settings: RecallConfig,
@@ -94,58 +95,60 @@ def run_lanes(
     first `text_k` / `turns_k` / `fact_turns_k`, and the TURN rows are the `fused` lane: the best
     `turns_budget` turns of all of them together (see `ranking`).
     """
-    speaker, name_words = named_participant(question, memory.participants)
-    terms = tuple(query_terms(question, memory.text_index))
+    speaker, name_words = named_participant(question, snapshot.participants)
+    terms = tuple(query_terms(question, snapshot.text_index))
     if settings.speaker_boost and name_words and set(terms) - name_words:
         terms = tuple(t for t in terms if t not in name_words)
-    turn_ok = turn_mask(memory, settings)
-    fact_ok = fact_mask(memory, settings)
+    turn_ok = turn_mask(snapshot, settings)
+    fact_ok = fact_mask(snapshot, settings)
     vectors_on = vector_off is None and query is not None
     wanted = set(settings.lanes)
     depth = settings.fusion_depth
     hits: dict[str, tuple[Hit, ...]] = {}
     candidates: dict[str, list[Candidate]] = {}
     if "memories" in wanted:
-        hits["memories"] = memories_lane(memory, query if vectors_on else None, terms, settings)
+        hits["memories"] = memories_lane(snapshot, query if vectors_on else None, terms, settings)
     if "text" in wanted and settings.text_k:
-        candidates["text"] = text_candidates(memory, terms, turn_ok, depth)
+        candidates["text"] = text_candidates(snapshot, terms, turn_ok, depth)
     fact_pool: list[Hit] = []
     if vectors_on:
         if "turns" in wanted and settings.turns_k:
-            candidates["turns"] = turn_candidates(memory, query, turn_ok, depth, settings.min_score)
+            candidates["turns"] = turn_candidates(snapshot, query, turn_ok, depth, settings.min_score)
         if "entities" in wanted:
-            hits["entities"] = entities_lane(memory, query, settings)
-            hits["entity_facts"] = entity_facts(memory, hits["entities"], fact_ok, settings.edges_per_entity)
+            hits["entities"] = entities_lane(snapshot, query, settings)
+            hits["entity_facts"] = entity_facts(
+                snapshot, hits["entities"], fact_ok, settings.edges_per_entity
+            )
         if "facts" in wanted:
-            fact_pool = list(facts_lane(memory, query, fact_ok, max(settings.facts_k, depth), settings))
+            fact_pool = list(facts_lane(snapshot, query, fact_ok, max(settings.facts_k, depth), settings))
             hits["facts"] = tuple(fact_pool[: settings.facts_k])
         if "user_facts" in wanted:
-            hits["user_facts"] = user_facts_lane(memory, query, fact_ok, settings, embed_types)
+            hits["user_facts"] = user_facts_lane(snapshot, query, fact_ok, settings, embed_types)
     elif "text" in wanted:
         text_hits = [
             Hit("text", rank, c.score, c.turn) for rank, c in enumerate(candidates.get("text", []), 1)
         ]
-        hits["turn_facts"] = turn_facts(memory, text_hits[: settings.text_k], fact_ok, settings.facts_k)
+        hits["turn_facts"] = turn_facts(snapshot, text_hits[: settings.text_k], fact_ok, settings.facts_k)
     fact_hits = [
         *fact_pool,
         *(h for lane in ("entity_facts", "user_facts", "turn_facts") for h in hits.get(lane, ())),
     ]
     if fact_hits and settings.fact_turns_k:
-        candidates["fact_turns"] = fact_turn_candidates(memory, fact_hits, turn_ok)[:depth]
+        candidates["fact_turns"] = fact_turn_candidates(snapshot, fact_hits, turn_ok)[:depth]
     widths = {"text": settings.text_k, "fact_turns": settings.fact_turns_k, "turns": settings.turns_k}
     for lane in TURN_LANES:
         if lane in candidates:
             hits[lane] = tuple(
-                _turn_hit(memory, lane, rank, c, terms)
+                _turn_hit(snapshot, lane, rank, c, terms)
                 for rank, c in enumerate(candidates[lane][: widths[lane]], 1)
             )
-    hits["fused"] = fused_turns(memory, candidates, turn_ok, settings, speaker, question, today, terms)
+    hits["fused"] = fused_turns(snapshot, candidates, turn_ok, settings, speaker, question, today, terms)
     return LaneResults(hits, vector_off, terms)
 
 
 # -- turn rows -------------------------------------------------------------------------------------
 def fused_turns(
-    memory: UserMemory,
+    snapshot: UserSnapshot,
     candidates: dict[str, list[Candidate]],
     turn_ok: np.ndarray,
     settings: RecallConfig,
@@ -166,7 +169,7 @@ def fused_turns(
     }
     ranked = rank_turns(
         votes,
-        memory.turn_facts,
+        snapshot.turn_facts,
         turn_ok,
         settings.ranking,
         settings.turns_budget,
@@ -176,11 +179,11 @@ def fused_turns(
     hits = []
     for item in ranked:
         found_by = tuple(
-            _turn_hit(memory, lane, rank, candidates[lane][rank - 1], terms) for lane, rank in item.lanes
+            _turn_hit(snapshot, lane, rank, candidates[lane][rank - 1], terms) for lane, rank in item.lanes
         )
         by_lane = {hit.lane: hit for hit in found_by}
         best = next((by_lane[lane] for lane in PASSAGE_LANES if lane in by_lane), None)
-        passage = best.passage if best else overlap_best(memory.turns[item.turn].passages, terms)
+        passage = best.passage if best else overlap_best(snapshot.turns[item.turn].passages, terms)
         lifts = tuple(str(lift) for lift in item.lifts)
         hits.append(Hit("fused", item.rank, item.score, item.turn, passage, found_by=found_by, lifts=lifts))
     return tuple(hits)
@@ -190,11 +193,13 @@ def fused_turns(
 PASSAGE_LANES = ("turns", "fact_turns", "text")
 
 
-def _turn_hit(memory: UserMemory, lane: str, rank: int, candidate: Candidate, terms: Sequence[str]) -> Hit:
+def _turn_hit(
+    snapshot: UserSnapshot, lane: str, rank: int, candidate: Candidate, terms: Sequence[str]
+) -> Hit:
     """The hit for a chosen turn, with the passage it was found at (worked out only for chosen turns)."""
-    passages = memory.turns[candidate.turn].passages
+    passages = snapshot.turns[candidate.turn].passages
     if candidate.fact is not None:
-        fact = memory.facts[candidate.fact]
+        fact = snapshot.facts[candidate.fact]
         return Hit(
             lane,
             rank,
@@ -208,14 +213,14 @@ def _turn_hit(memory: UserMemory, lane: str, rank: int, candidate: Candidate, te
 
 
 # -- filters -------------------------------------------------------------------------------------
-def turn_mask(memory: UserMemory, settings: RecallConfig) -> np.ndarray:
+def turn_mask(snapshot: UserSnapshot, settings: RecallConfig) -> np.ndarray:
     """Turns that pass `since`/`until` (a turn without a time never does) and `exclude_sessions`."""
-    return memory.turn_filter.mask(settings.since, settings.until, settings.exclude_sessions)
+    return snapshot.turn_filter.mask(settings.since, settings.until, settings.exclude_sessions)
 
 
-def fact_mask(memory: UserMemory, settings: RecallConfig) -> np.ndarray:
+def fact_mask(snapshot: UserSnapshot, settings: RecallConfig) -> np.ndarray:
     """Facts in the window (by `valid_at`, else their source turn's time) and not from an excluded session."""
-    return memory.fact_filter.mask(settings.since, settings.until, settings.exclude_sessions)
+    return snapshot.fact_filter.mask(settings.since, settings.until, settings.exclude_sessions)
 
 
 # -- vector search -------------------------------------------------------------------------------
@@ -267,83 +272,83 @@ def top_items(
 
 # -- lanes -----------------------------------------------------------------------------------------
 def memories_lane(
-    memory: UserMemory, query: np.ndarray | None, terms: Sequence[str], settings: RecallConfig
+    snapshot: UserSnapshot, query: np.ndarray | None, terms: Sequence[str], settings: RecallConfig
 ) -> tuple[Hit, ...]:
     """The user's saved notes: nearest by vector over passages, then (to fill the width) by words.
 
     Notes are few and deliberate, so they also come by words when vectors are off.
     """
     k = settings.memories_k
-    found = [] if query is None else top_items(memory.memory_vectors, query, None, k, settings.min_score)
+    found = [] if query is None else top_items(snapshot.note_vectors, query, None, k, settings.min_score)
     seen = {item for item, _, _ in found}
     if len(found) < k and terms:
-        idx, scores = memory.memory_text_index.search(list(terms), k)
+        idx, scores = snapshot.note_text_index.search(list(terms), k)
         for item, score in zip(idx, scores, strict=True):
             item = int(item)
             if item not in seen and len(found) < k:
                 seen.add(item)
-                found.append((item, float(score), overlap_best(memory.memories[item].passages, terms)))
+                found.append((item, float(score), overlap_best(snapshot.notes[item].passages, terms)))
     return tuple(
         Hit("memories", rank, score, item, passage) for rank, (item, score, passage) in enumerate(found, 1)
     )
 
 
 def turn_candidates(
-    memory: UserMemory, query: np.ndarray, turn_ok: np.ndarray, depth: int, min_score: float | None
+    snapshot: UserSnapshot, query: np.ndarray, turn_ok: np.ndarray, depth: int, min_score: float | None
 ) -> list[Candidate]:
     """The `turns` lane: the user's message passages nearest the question (exact cosine), best turn first."""
-    found = top_items(memory.turn_vectors, query, turn_ok, depth, min_score)
+    found = top_items(snapshot.turn_vectors, query, turn_ok, depth, min_score)
     return [Candidate(item, score, passage) for item, score, passage in found]
 
 
 def text_candidates(
-    memory: UserMemory, terms: Sequence[str], turn_ok: np.ndarray, depth: int
+    snapshot: UserSnapshot, terms: Sequence[str], turn_ok: np.ndarray, depth: int
 ) -> list[Candidate]:
     """The `text` lane: BM25 over the user's own messages; finds exact words (names, numbers) vectors blur."""
     if depth <= 0 or not terms or not turn_ok.any():
         return []
-    idx, scores = memory.text_index.search(list(terms), depth, allowed=turn_ok)
+    idx, scores = snapshot.text_index.search(list(terms), depth, allowed=turn_ok)
     return [Candidate(int(i), float(score)) for i, score in zip(idx, scores, strict=True)]
 
 
-def entities_lane(memory: UserMemory, query: np.ndarray, settings: RecallConfig) -> tuple[Hit, ...]:
+def entities_lane(snapshot: UserSnapshot, query: np.ndarray, settings: RecallConfig) -> tuple[Hit, ...]:
     """Entities nearest the question: a person, place or thing asked about leads to its facts."""
-    found = top_items(memory.entity_vectors, query, None, settings.entities_k, settings.min_score)
+    found = top_items(snapshot.entity_vectors, query, None, settings.entities_k, settings.min_score)
     return tuple(Hit("entities", rank, score, item) for rank, (item, score, _) in enumerate(found, 1))
 
 
 def facts_lane(
-    memory: UserMemory, query: np.ndarray, fact_ok: np.ndarray, k: int, settings: RecallConfig
+    snapshot: UserSnapshot, query: np.ndarray, fact_ok: np.ndarray, k: int, settings: RecallConfig
 ) -> tuple[Hit, ...]:
     """The `k` facts nearest the question: an extracted sentence states plainly what a turn implies."""
-    found = top_items(memory.fact_vectors, query, fact_ok, k, settings.min_score)
+    found = top_items(snapshot.fact_vectors, query, fact_ok, k, settings.min_score)
     return tuple(Hit("facts", rank, score, item) for rank, (item, score, _) in enumerate(found, 1))
 
 
 def entity_facts(
-    memory: UserMemory, entity_hits: Sequence[Hit], fact_ok: np.ndarray, per_entity: int
+    snapshot: UserSnapshot, entity_hits: Sequence[Hit], fact_ok: np.ndarray, per_entity: int
 ) -> tuple[Hit, ...]:
     """Each entity hit's most confident facts (the user's own, inside the filters)."""
     found: list[Hit] = []
     seen: set[int] = set()
     for hit in entity_hits:
-        entity = memory.entities[hit.index]
+        entity = snapshot.entities[hit.index]
         chosen = [f for f in entity.facts if fact_ok[f] and f not in seen][:per_entity]
         for f in chosen:
             seen.add(f)
             via = f'entity "{entity.text}"'
-            found.append(_confidence_hit(memory, "entity_facts", len(found) + 1, f, via))
+            found.append(_confidence_hit(snapshot, "entity_facts", len(found) + 1, f, via))
     return tuple(found)
 
 
-def _confidence_hit(memory: UserMemory, lane: str, rank: int, fact: int, via: str) -> Hit:
+def _confidence_hit(snapshot: UserSnapshot, lane: str, rank: int, fact: int, via: str) -> Hit:
     """A fact reached through a path rather than by similarity: scored by its stored confidence."""
-    confidence = memory.facts[fact].confidence
+    confidence = snapshot.facts[fact].confidence
     return Hit(lane, rank, confidence if confidence is not None else 0.0, fact, via=via)
 
 
 def user_facts_lane(
-    memory: UserMemory,
+    snapshot: UserSnapshot,
     query: np.ndarray,
     fact_ok: np.ndarray,
     settings: RecallConfig,
@@ -356,18 +361,18 @@ def user_facts_lane(
     """
     if settings.user_fact_types <= 0 or settings.user_facts_k <= 0:
         return ()
-    names, codes = memory.fact_types
+    names, codes = snapshot.fact_types
     present = np.unique(codes[fact_ok])  # sorted, so types are ranked in name order on a tie
     if not len(present):
         return ()
-    texts = [relation_text(names[c], memory.relation_descriptions.get(names[c])) for c in present.tolist()]
+    texts = [relation_text(names[c], snapshot.relation_descriptions.get(names[c])) for c in present.tolist()]
     type_scores = np.asarray(embed_types(texts), dtype=np.float32) @ query
     order = np.lexsort((np.arange(len(present)), -type_scores))[: settings.user_fact_types]
     allowed = fact_ok & np.isin(codes, present[order])
     return tuple(
-        Hit("user_facts", rank, score, item, via=f"type {memory.facts[item].type}")
+        Hit("user_facts", rank, score, item, via=f"type {snapshot.facts[item].type}")
         for rank, (item, score, _) in enumerate(
-            top_items(memory.fact_vectors, query, allowed, settings.user_facts_k, settings.min_score), 1
+            top_items(snapshot.fact_vectors, query, allowed, settings.user_facts_k, settings.min_score), 1
         )
     )
 
@@ -378,27 +383,29 @@ def relation_text(rel_type: str, description: str | None) -> str:
     return f"{words}: {description}" if description else words
 
 
-def turn_facts(memory: UserMemory, text_hits: Sequence[Hit], fact_ok: np.ndarray, k: int) -> tuple[Hit, ...]:
+def turn_facts(
+    snapshot: UserSnapshot, text_hits: Sequence[Hit], fact_ok: np.ndarray, k: int
+) -> tuple[Hit, ...]:
     """Degraded mode: the facts read from the turns the text lane found, most confident first."""
     by_source: dict[str, list[int]] = {}
-    for i, fact in enumerate(memory.facts):
+    for i, fact in enumerate(snapshot.facts):
         if fact_ok[i]:
             by_source.setdefault(fact.source_id, []).append(i)
     found: list[Hit] = []
     for hit in text_hits:
-        turn = memory.turns[hit.index]
+        turn = snapshot.turns[hit.index]
         facts = sorted(
-            by_source.get(turn.action_id, ()), key=lambda i: (-(memory.facts[i].confidence or 0.0), i)
+            by_source.get(turn.action_id, ()), key=lambda i: (-(snapshot.facts[i].confidence or 0.0), i)
         )
         for f in facts:
             if len(found) >= k:
                 return tuple(found)
-            found.append(_confidence_hit(memory, "turn_facts", len(found) + 1, f, f"turn {turn.action_id}"))
+            found.append(_confidence_hit(snapshot, "turn_facts", len(found) + 1, f, f"turn {turn.action_id}"))
     return tuple(found)
 
 
 def fact_turn_candidates(
-    memory: UserMemory, fact_hits: Sequence[Hit], turn_ok: np.ndarray
+    snapshot: UserSnapshot, fact_hits: Sequence[Hit], turn_ok: np.ndarray
 ) -> list[Candidate]:
     """The turns the facts were read from, each once, at its best fact.
 
@@ -411,7 +418,7 @@ def fact_turn_candidates(
     found: list[Candidate] = []
     seen: set[int] = set()
     for hit in sorted(fact_hits, key=_fact_hit_order):
-        turn = memory.fact_turn(memory.facts[hit.index])
+        turn = snapshot.fact_turn(snapshot.facts[hit.index])
         if hit.lane == "facts" and hit.score <= 0:
             continue
         if turn is None or turn in seen or not turn_ok[turn]:

@@ -1,18 +1,23 @@
-"""Who owns what: the security boundary of recall, failing closed.
+"""Who owns what: the security boundary of recall, failing closed. Each rule is stated once, here.
 
-Works on mgp-like objects (`.id`, `.labels[*].name`, `.properties.get`, `.in_edges`, `.out_edges`,
-`edge.type.name`, `.from_vertex`, `.to_vertex`) without importing mgp, so it is testable anywhere.
-
-Rules (issue 3, "Ownership"):
+The rules, each a small check on one vertex or edge below (`*_skip`: None when the rule holds, else
+the reason it does not, which `recall.status` counts):
 - a Session is the user's only when its sole HAD_SESSION parent is the user's vertex;
 - an Agent's actions count only when every Session with HAS_AGENT to it is the user's;
-- an Action counts only when every HAS_ACTION parent is one of the user's Sessions or Agents, and its
-  `action_id` is held by no Action outside that set anywhere in the graph (a collision belongs to neither);
+- an Action counts only when every HAS_ACTION parent is one of the user's Sessions or Agents, it has an
+  `action_id`, and no Action outside the user's holds that id anywhere in the graph (a collision
+  belongs to neither user);
 - an entity is the user's when one of its MENTIONED_IN edges lists a user's action id in `sources`;
-- a fact (any relationship with `source_id`, between entities or an entity and this User) is the
-  user's when `source_id` is one of the user's action ids;
-- a Memory is the user's when its sole HAS_MEMORY parent is the user's vertex.
+- a fact (any non-structural relationship with `source_id`, between entities or an entity and this
+  User) is the user's when `source_id` is one of the user's action ids;
+- a Memory (a note) is the user's when its sole HAS_MEMORY parent is the user's vertex.
 Nothing reachable only through shared chunks, entities or agents is ever collected.
+
+Three callers apply the same checks: the full walk down from the User (`collect_owned`), the growth of
+a cached user by new sessions and messages (`expand_sessions` + `admit_actions`), and the upward check
+of a row before it is returned (`Upward`). Works on mgp-like objects (`.id`, `.labels[*].name`,
+`.properties.get`, `.in_edges`, `.out_edges`, `edge.type.name`, `.from_vertex`, `.to_vertex`) without
+importing mgp, so it is testable on small fakes.
 """
 
 from collections import Counter, defaultdict
@@ -20,15 +25,26 @@ from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-STRUCTURAL_LABELS = frozenset({"User", "Session", "Action", "Agent", "Chunk", "Memory", "OntologyVersion"})
-STRUCTURAL_TYPES = frozenset(
-    {"HAD_SESSION", "HAS_ACTION", "HAS_AGENT", "HAS_CHUNK", "MENTIONED_IN", "HAS_MEMORY", "ADOPTED"}
-)
+from . import schema as s
+
 _ABORT_EVERY = 512
+#: A MENTIONED_IN `sources` list longer than this is malformed (read, it would cost every call).
+MAX_SOURCES = 10_000
+
+
+def _no_abort() -> None:
+    return None
 
 
 def labels_of(vertex: Any) -> frozenset[str]:
     return frozenset(label.name for label in vertex.labels)
+
+
+def has_label(vertex: Any, name: str) -> bool:
+    for label in vertex.labels:  # a loop, not any(<generator>): this runs once per vertex walked
+        if label.name == name:
+            return True
+    return False
 
 
 def id_text(value: Any) -> str | None:
@@ -42,15 +58,112 @@ def id_text(value: Any) -> str | None:
     return None
 
 
-def _no_abort() -> None:
+def only_parents(vertex: Any, rel_type: str, allowed: Container[int]) -> bool:
+    """`vertex` has a `rel_type` edge in, and every one comes from a vertex in `allowed`."""
+    found = False
+    for edge in vertex.in_edges:
+        if edge.type.name == rel_type:
+            if edge.from_vertex.id not in allowed:
+                return False
+            found = True
+    return found
+
+
+def children(vertex: Any, rel_type: str) -> dict[int, Any]:
+    """The distinct targets of `vertex`'s `rel_type` edges by vertex id, in edge order."""
+    found: dict[int, Any] = {}
+    for edge in vertex.out_edges:
+        if edge.type.name == rel_type:
+            target = edge.to_vertex
+            found.setdefault(target.id, target)
+    return found
+
+
+# -- the rules --------------------------------------------------------------------------------------
+def session_skip(vertex: Any, user_id: int) -> str | None:
+    if not has_label(vertex, s.SESSION):
+        return "session_link_to_a_non_session"
+    if not only_parents(vertex, s.HAD_SESSION, {user_id}):
+        return "session_with_another_parent"
     return None
 
 
+def agent_skip(vertex: Any, session_ids: Container[int]) -> str | None:
+    if not has_label(vertex, s.AGENT):
+        return "agent_link_to_a_non_agent"
+    if not only_parents(vertex, s.HAS_AGENT, session_ids):
+        return "agent_shared_with_another_user"
+    return None
+
+
+def action_skip(vertex: Any, holder_ids: Container[int]) -> str | None:
+    if not has_label(vertex, s.ACTION):
+        return "action_link_to_a_non_action"
+    if not only_parents(vertex, s.HAS_ACTION, holder_ids):
+        return "action_under_another_users_session"
+    if id_text(vertex.properties.get(s.ACTION_ID)) is None:
+        return "action_without_id"
+    return None
+
+
+def action_id_skip(
+    action_id: str, vertex_id: int, index: "GraphIndex", owned: Container[int], unindexed_ok: bool = False
+) -> str | None:
+    """The collision rule: every Action the index knows with `action_id` is `vertex_id` or in `owned`.
+
+    An Action the index does not know fails closed (so a cache can rescan), unless `unindexed_ok`:
+    growth admits the user's new Actions, newer than the index, against the holders it does know.
+    """
+    known = index.action_holders.get(action_id, ())
+    if known == (vertex_id,):
+        return None
+    if vertex_id not in known and not unindexed_ok:
+        return "action_not_in_index"
+    if any(h != vertex_id and h not in owned for h in known):
+        return "action_id_held_by_another_user"
+    return None
+
+
+def memory_skip(vertex: Any, user_id: int) -> str | None:
+    if not has_label(vertex, s.MEMORY):
+        return "note_link_to_a_non_memory"
+    if not only_parents(vertex, s.HAS_MEMORY, {user_id}):
+        return "note_shared_with_another_user"
+    return None
+
+
+def mention_skip(edge: Any, action_ids: Container[str]) -> str | None:
+    """A MENTIONED_IN edge makes its entity the user's (None) or not (a reason; "" for no mention)."""
+    sources = edge.properties.get(s.SOURCES)
+    if not isinstance(sources, (list, tuple)) or len(sources) > MAX_SOURCES:
+        return "mention_with_unreadable_sources"
+    if not any(id_text(source) in action_ids for source in sources):
+        return ""
+    if labels_of(edge.from_vertex) & s.STRUCTURAL_LABELS:
+        return "entity_with_structural_label"
+    return None
+
+
+def fact_ends(edge: Any, user_id: int) -> tuple[bool, bool] | None:
+    """(head is the User, tail is the User) of a fact edge; None when an end is neither the User nor an
+    entity, or both are the User."""
+    ends = []
+    for vertex in (edge.from_vertex, edge.to_vertex):
+        if vertex.id == user_id:
+            ends.append(True)
+        elif labels_of(vertex) & s.STRUCTURAL_LABELS:
+            return None
+        else:
+            ends.append(False)
+    return None if ends[0] and ends[1] else (ends[0], ends[1])
+
+
+# -- the global index -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class GraphIndex:
-    """The global view ownership needs: User vertices by user_id, Action vertices by action_id.
+    """What ownership needs of the whole graph: User vertex ids by user_id, Action vertex ids by action_id.
 
-    Built by one full vertex scan; the per-user cache can keep it and verify entries on use.
+    Built by one full vertex scan (Python procedures have no label index); the cache keeps it.
     """
 
     users: Mapping[str, tuple[int, ...]]
@@ -65,17 +178,18 @@ class GraphIndex:
                 abort()
             for label in vertex.labels:
                 name = label.name
-                if name == "Action":
-                    key = id_text(vertex.properties.get("action_id"))
+                if name == s.ACTION:
+                    key = id_text(vertex.properties.get(s.ACTION_ID))
                     if key is not None:
                         holders[key].append(vertex.id)
-                elif name == "User":
-                    key = id_text(vertex.properties.get("user_id"))
+                elif name == s.USER:
+                    key = id_text(vertex.properties.get(s.USER_ID))
                     if key is not None:
                         users[key].append(vertex.id)
         return cls({k: tuple(v) for k, v in users.items()}, {k: tuple(v) for k, v in holders.items()})
 
 
+# -- walking down from the User ---------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class OwnedAction:
     vertex: Any
@@ -100,47 +214,20 @@ class OwnedGraph:
     actions: list[OwnedAction] = field(default_factory=list)
     entities: list[Any] = field(default_factory=list)
     facts: list[OwnedFact] = field(default_factory=list)
-    memories: list[Any] = field(default_factory=list)
+    notes: list[Any] = field(default_factory=list)
     ontologies: list[Any] = field(default_factory=list)
-    action_ids: frozenset[str] = frozenset()
     holders: dict[int, str | None] = field(default_factory=dict)  # owned Session/Agent id -> session_id
     sessions: set[int] = field(default_factory=set)  # the owned Session ids (the other holders are Agents)
-    skipped: Counter = field(default_factory=Counter)
+    skipped: Counter = field(default_factory=Counter)  # rule -> how many it turned away
 
-
-def _has_label(vertex: Any, name: str) -> bool:
-    for label in vertex.labels:  # a loop, not any(<generator>): this runs once per vertex walked
-        if label.name == name:
-            return True
-    return False
-
-
-def _only_parents(vertex: Any, rel_type: str, allowed: Container[int]) -> bool:
-    """Every `rel_type` edge into `vertex` comes from a vertex in `allowed` (hot path: no sets built)."""
-    for edge in vertex.in_edges:
-        if edge.type.name == rel_type and edge.from_vertex.id not in allowed:
-            return False
-    return True
-
-
-def _children(vertex: Any, rel_type: str) -> dict[int, Any]:
-    """The distinct targets of `vertex`'s `rel_type` edges by vertex id, in edge order."""
-    found: dict[int, Any] = {}
-    for edge in vertex.out_edges:
-        if edge.type.name == rel_type:
-            target = edge.to_vertex
-            found.setdefault(target.id, target)
-    return found
-
-
-def owned_session(vertex: Any, user_id: int) -> bool:
-    """`vertex` (reached by a HAD_SESSION edge from the User `user_id`) is that user's Session."""
-    return _has_label(vertex, "Session") and _only_parents(vertex, "HAD_SESSION", {user_id})
+    @property
+    def action_ids(self) -> frozenset[str]:
+        return frozenset(a.action_id for a in self.actions)
 
 
 def agent_action_session(action: Any, agent_session: str | None) -> str | None:
     """The session an Action under an Agent stands for: its own `session_id`, else the Agent's."""
-    return id_text(action.properties.get("session_id")) or agent_session
+    return id_text(action.properties.get(s.SESSION_ID)) or agent_session
 
 
 def expand_sessions(
@@ -152,26 +239,26 @@ def expand_sessions(
     abort: Callable[[], None] = _no_abort,
 ) -> None:
     """Add the user's `sessions` (vertex id -> Session) and their Agents to `holders` (vertex id ->
-    session id), and the Actions under them to `candidates` (vertex id -> (Action, session id)), first
-    session first.
+    session id), and the Actions under them to `candidates` (vertex id -> (Action, session id)).
 
-    An Agent counts only when every Session linking to it is in `session_ids`; each Agent is expanded
-    once (an SDK Agent shared by thousands of sessions would otherwise be walked once per session).
+    Each Agent is expanded once (an SDK Agent shared by thousands of sessions would otherwise be
+    walked once per session).
     """
     for session_id, session in sessions.items():
         abort()
-        sid = id_text(session.properties.get("session_id"))
+        sid = id_text(session.properties.get(s.SESSION_ID))
         holders[session_id] = sid
-        for action_id, action in _children(session, "HAS_ACTION").items():
+        for action_id, action in children(session, s.HAS_ACTION).items():
             candidates.setdefault(action_id, (action, sid))
-        for agent_id, agent in _children(session, "HAS_AGENT").items():
+        for agent_id, agent in children(session, s.HAS_AGENT).items():
             if agent_id in holders:
                 continue
-            if not _has_label(agent, "Agent") or not _only_parents(agent, "HAS_AGENT", session_ids):
-                skipped["agent_shared_with_another_user"] += 1
+            reason = agent_skip(agent, session_ids)
+            if reason:
+                skipped[reason] += 1
                 continue
             holders[agent_id] = sid
-            for action_id, action in _children(agent, "HAS_ACTION").items():
+            for action_id, action in children(agent, s.HAS_ACTION).items():
                 candidates.setdefault(action_id, (action, agent_action_session(action, sid)))
 
 
@@ -185,129 +272,160 @@ def admit_actions(
     also_owned: Container[int] = frozenset(),
     unindexed_ok: bool = False,
 ) -> list[OwnedAction]:
-    """The `candidates` that are the user's Actions: every HAS_ACTION parent in `holders`, an
-    action_id, and no holder of that id (per `index`) outside the candidates and `also_owned`.
-
-    An Action the index does not know fails closed (counted as `action_not_in_index`, so a cache can
-    rescan) unless `unindexed_ok`, which the cache's incremental refresh uses for Actions newer than
-    its index: they are then checked against the holders the index does know.
-    """
+    """The `candidates` that are the user's Actions (`action_skip`, then `action_id_skip` against the
+    candidates that passed and `also_owned`)."""
     structural: dict[int, tuple[Any, str, str | None]] = {}
     for count, (vertex_id, (action, sid)) in enumerate(candidates.items()):
         if count % _ABORT_EVERY == 0:
             abort()
-        if not _has_label(action, "Action") or not _only_parents(action, "HAS_ACTION", holders):
-            skipped["action_shared_with_another_user"] += 1
+        reason = action_skip(action, holders)
+        if reason:
+            skipped[reason] += 1
             continue
-        action_id = id_text(action.properties.get("action_id"))
-        if action_id is None:
-            skipped["action_without_id"] += 1
-            continue
-        structural[vertex_id] = (action, action_id, sid)
+        structural[vertex_id] = (action, id_text(action.properties.get(s.ACTION_ID)), sid)
+    owned = _Either(structural, also_owned)
     admitted = []
     for vertex_id, (action, action_id, sid) in structural.items():
-        known = index.action_holders.get(action_id, ())
-        if known == (vertex_id,):  # the common case: the index knows this one holder, and only it
-            admitted.append(OwnedAction(action, action_id, sid, vertex_id))
-            continue
-        if vertex_id not in known and not unindexed_ok:
-            skipped["action_not_in_index"] += 1
-            continue
-        if any(h not in structural and h not in also_owned for h in known):
-            skipped["action_id_held_by_another_user"] += 1
+        reason = action_id_skip(action_id, vertex_id, index, owned, unindexed_ok)
+        if reason:
+            skipped[reason] += 1
             continue
         admitted.append(OwnedAction(action, action_id, sid, vertex_id))
     return admitted
 
 
-def owned_memories(user: Any, skipped: Counter | None = None) -> list[Any]:
-    """The user's Memory vertices: this User their only HAS_MEMORY parent."""
-    memories = []
-    for memory in _children(user, "HAS_MEMORY").values():
-        if _has_label(memory, "Memory") and _only_parents(memory, "HAS_MEMORY", {user.id}):
-            memories.append(memory)
-        elif skipped is not None:
-            skipped["memory_shared_with_another_user"] += 1
-    return memories
+class _Either:
+    """Membership in either of two containers, without building their union."""
+
+    def __init__(self, first: Container[int], second: Container[int]) -> None:
+        self.first, self.second = first, second
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.first or item in self.second
+
+
+def owned_notes(user: Any, skipped: Counter) -> list[Any]:
+    """The user's Memory vertices (`memory_skip`)."""
+    notes = []
+    for note in children(user, s.HAS_MEMORY).values():
+        reason = memory_skip(note, user.id)
+        if reason:
+            skipped[reason] += 1
+        else:
+            notes.append(note)
+    return notes
 
 
 def owned_ontologies(user: Any) -> list[Any]:
-    return [o for o in _children(user, "ADOPTED").values() if _has_label(o, "OntologyVersion")]
+    return [o for o in children(user, s.ADOPTED).values() if has_label(o, s.ONTOLOGY)]
 
 
 def collect_owned(user: Any, index: GraphIndex, abort: Callable[[], None] = _no_abort) -> OwnedGraph:
     """Everything `user` (a User vertex) owns, by the rules in the module docstring."""
     owned = OwnedGraph(user)
-    user_id = user.id
-    sessions = {i: s for i, s in _children(user, "HAD_SESSION").items() if owned_session(s, user_id)}
+    sessions = {}
+    for vertex_id, session in children(user, s.HAD_SESSION).items():
+        reason = session_skip(session, user.id)
+        if reason:
+            owned.skipped[reason] += 1
+        else:
+            sessions[vertex_id] = session
     owned.sessions = set(sessions)
     candidates: dict[int, tuple[Any, str | None]] = {}
     expand_sessions(sessions, owned.sessions, owned.holders, candidates, owned.skipped, abort)
     owned.actions = admit_actions(candidates, owned.holders, index, owned.skipped, abort)
-    owned.action_ids = frozenset(a.action_id for a in owned.actions)
     collect_entities_and_facts(owned, abort)
-    owned.memories = owned_memories(user, owned.skipped)
+    owned.notes = owned_notes(user, owned.skipped)
     owned.ontologies = owned_ontologies(user)
     return owned
 
 
 def collect_entities_and_facts(owned: OwnedGraph, abort: Callable[[], None] = _no_abort) -> None:
-    """Fill `owned.entities` and `owned.facts` from `owned.actions` and `owned.action_ids` (the cache
-    calls this alone, at its maximum age, over the actions it already holds)."""
-    _collect_entities(owned, abort)
-    _collect_facts(owned, abort)
-
-
-def _collect_entities(owned: OwnedGraph, abort: Callable[[], None]) -> None:
+    """Fill `owned.entities` and `owned.facts` from `owned.actions` (the cache also calls this alone,
+    at its maximum age, over the actions it already holds)."""
     action_ids = owned.action_ids
     entities: dict[int, Any] = {}
     chunks: dict[int, Any] = {}
     for item in owned.actions:
-        for chunk_id, chunk in _children(item.vertex, "HAS_CHUNK").items():
+        for chunk_id, chunk in children(item.vertex, s.HAS_CHUNK).items():
             chunks.setdefault(chunk_id, chunk)
     for count, chunk in enumerate(chunks.values()):
         if count % _ABORT_EVERY == 0:
             abort()
         for edge in chunk.in_edges:
-            if edge.type.name != "MENTIONED_IN" or edge.from_vertex.id in entities:
+            if edge.type.name != s.MENTIONED_IN or edge.from_vertex.id in entities:
                 continue
-            sources = edge.properties.get("sources")
-            if not isinstance(sources, (list, tuple)):
-                continue
-            if any(id_text(s) in action_ids for s in sources):
-                entity = edge.from_vertex
-                if labels_of(entity) & STRUCTURAL_LABELS:
-                    owned.skipped["entity_with_structural_label"] += 1
-                else:
-                    entities[entity.id] = entity
+            reason = mention_skip(edge, action_ids)
+            if reason:
+                owned.skipped[reason] += 1
+            elif reason is None:
+                entities[edge.from_vertex.id] = edge.from_vertex
     owned.entities = list(entities.values())
-
-
-def _collect_facts(owned: OwnedGraph, abort: Callable[[], None]) -> None:
-    action_ids = owned.action_ids
-    user_id = owned.user.id
     seen: set[int] = set()
-
-    def endpoint(vertex: Any) -> str | None:
-        if vertex.id == user_id:
-            return "user"
-        return None if labels_of(vertex) & STRUCTURAL_LABELS else "entity"
-
+    user_id = owned.user.id
     for count, holder in enumerate([owned.user, *owned.entities]):
         if count % _ABORT_EVERY == 0:
             abort()
         for edge in (*holder.out_edges, *holder.in_edges):
-            if edge.id in seen or edge.type.name in STRUCTURAL_TYPES:
+            if edge.id in seen or edge.type.name in s.STRUCTURAL_TYPES:
                 continue
             seen.add(edge.id)
-            source = edge.properties.get("source_id")
-            if source is None:
+            source_id = id_text(edge.properties.get(s.SOURCE_ID))
+            if source_id is None or source_id not in action_ids:
                 continue
-            source_id = id_text(source)
-            if source_id not in action_ids:
+            ends = fact_ends(edge, user_id)
+            if ends is None:
+                owned.skipped["fact_with_a_foreign_end"] += 1
+            else:
+                owned.facts.append(OwnedFact(edge, source_id, *ends))
+
+
+# -- checking upward from a row ---------------------------------------------------------------------
+class Upward:
+    """The same rules checked from an item up to the User, memoised for one call: is this Action (its
+    parents, their parents) still the user's, and which sessions does it stand for?"""
+
+    def __init__(self, user: Any, index: GraphIndex, owned_actions: Container[int]) -> None:
+        self.user, self.index, self.owned_actions = user, index, owned_actions
+        self._sessions: dict[int, str | None | bool] = {}  # Session vertex id -> session_id, or False
+        self._agents: dict[int, list[str | None] | None] = {}  # Agent vertex id -> its sessions' ids
+
+    def session(self, vertex: Any) -> str | None | bool:
+        """The session_id of one of the user's Sessions (None when it has none); False when not theirs."""
+        if vertex.id not in self._sessions:
+            mine = session_skip(vertex, self.user.id) is None
+            self._sessions[vertex.id] = id_text(vertex.properties.get(s.SESSION_ID)) if mine else False
+        return self._sessions[vertex.id]
+
+    def agent(self, vertex: Any) -> list[str | None] | None:
+        """The session ids of the user's Sessions linking this Agent; None when it is not the user's."""
+        if vertex.id not in self._agents:
+            parents = [e.from_vertex for e in vertex.in_edges if e.type.name == s.HAS_AGENT]
+            ids = [self.session(p) for p in parents]
+            mine = has_label(vertex, s.AGENT) and bool(parents) and all(i is not False for i in ids)
+            self._agents[vertex.id] = ids if mine else None
+        return self._agents[vertex.id]
+
+    def action(self, vertex: Any, action_id: str) -> list[str | None] | None:
+        """The session ids the user's Action stands for; None unless it is still theirs with this id."""
+        if not has_label(vertex, s.ACTION) or id_text(vertex.properties.get(s.ACTION_ID)) != action_id:
+            return None
+        if action_id_skip(action_id, vertex.id, self.index, self.owned_actions, unindexed_ok=True):
+            return None  # (an Action newer than the index is checked against the holders it knows)
+        sessions: list[str | None] = []
+        parents = [e.from_vertex for e in vertex.in_edges if e.type.name == s.HAS_ACTION]
+        for parent in parents:
+            if has_label(parent, s.SESSION):
+                sid = self.session(parent)
+                if sid is False:
+                    return None
+                sessions.append(sid)
                 continue
-            head, tail = endpoint(edge.from_vertex), endpoint(edge.to_vertex)
-            if head is None or tail is None or (head == tail == "user"):
-                owned.skipped["fact_with_foreign_endpoint"] += 1
-                continue
-            owned.facts.append(OwnedFact(edge, source_id, head == "user", tail == "user"))
+            ids = self.agent(parent)  # None unless an Agent of the user's
+            if ids is None:
+                return None
+            sessions.extend([agent_action_session(vertex, None), *ids])
+        return sessions or None
+
+    def note(self, vertex: Any) -> bool:
+        return memory_skip(vertex, self.user.id) is None

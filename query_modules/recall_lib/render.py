@@ -11,10 +11,13 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
+from .kinds import FACT, NOTE, TURN
 from .lanes import Hit
-from .memory import Fact, Note, Turn, UserMemory
+from .reading import Fact, Note
 from .rows import Row
+from .snapshot import UserSnapshot
 from .timeparse import format_day, format_minute
+from .turn_table import Turn
 
 ELLIPSIS = "…"
 NOTHING = "(nothing in memory matched)"
@@ -106,13 +109,13 @@ def _memory_line(note: Note, row: Row, ctx: RenderContext) -> str:
     return f"MEMORY [{label}]: {shown_text(note.content, note.passages, row.passages, ctx.turn_chars)}"
 
 
-def row_line(memory: UserMemory, row: Row, ctx: RenderContext) -> str:
-    if row.kind == "turn":
-        line = _turn_line(memory.turns[row.index], row, ctx)
-    elif row.kind == "fact":
-        line = _fact_line(memory.facts[row.index])
+def row_line(snapshot: UserSnapshot, row: Row, ctx: RenderContext) -> str:
+    if row.kind == TURN:
+        line = _turn_line(snapshot.turns[row.index], row, ctx)
+    elif row.kind == FACT:
+        line = _fact_line(snapshot.facts[row.index])
     else:
-        line = _memory_line(memory.memories[row.index], row, ctx)
+        line = _memory_line(snapshot.notes[row.index], row, ctx)
     return line + _explain(row.hits) if ctx.explain else line
 
 
@@ -160,7 +163,7 @@ def header_minimum(ctx: RenderContext, rows: int) -> int:
 
 
 def fit_budget(
-    memory: UserMemory, rows: list[Row], ctx: RenderContext, abort: Callable[[], None] = lambda: None
+    snapshot: UserSnapshot, rows: list[Row], ctx: RenderContext, abort: Callable[[], None] = lambda: None
 ) -> tuple[list[Row], list[str]]:
     """The rows that fit `max_chars` (lowest-ranked dropped first) and their lines, in display order.
 
@@ -172,7 +175,7 @@ def fit_budget(
     for i, row in enumerate(rows):
         if i % 256 == 0:
             abort()
-        lines.append(row_line(memory, row, ctx))
+        lines.append(row_line(snapshot, row, ctx))
     if ctx.max_chars is None:
         return rows, lines
     minimum = header_minimum(ctx, len(rows))
@@ -181,7 +184,7 @@ def fit_budget(
             f"config['max_chars'] must be at least {minimum} here (the header alone), got {ctx.max_chars}"
         )
     keep = [True] * len(rows)
-    notes = sum(1 for row in rows if row.kind == "memory")
+    notes = sum(1 for row in rows if row.kind == NOTE)
     body = _text_length(lines) if lines else len(NOTHING)
     dropped = 0
 
@@ -196,7 +199,7 @@ def fit_budget(
             break
         keep[i] = False
         dropped += 1
-        notes -= rows[i].kind == "memory"
+        notes -= rows[i].kind == NOTE
         body -= len(lines[i]) + (1 if dropped < len(rows) else 0)
     return [r for r, k in zip(rows, keep, strict=True) if k], [
         ln for ln, k in zip(lines, keep, strict=True) if k
@@ -204,14 +207,14 @@ def fit_budget(
 
 
 def render(
-    memory: UserMemory, rows: list[Row], ctx: RenderContext, abort: Callable[[], None] = lambda: None
+    snapshot: UserSnapshot, rows: list[Row], ctx: RenderContext, abort: Callable[[], None] = lambda: None
 ) -> tuple[str, dict[str, Any]]:
     """The text and the `recalled` map for `rows` (already merged and in display order)."""
-    kept, lines = fit_budget(memory, rows, ctx, abort)
+    kept, lines = fit_budget(snapshot, rows, ctx, abort)
     dropped = len(rows) - len(kept)
-    head = header_lines(ctx, any(r.kind == "memory" for r in kept), dropped)
+    head = header_lines(ctx, any(r.kind == NOTE for r in kept), dropped)
     body = lines or ([] if dropped else [NOTHING])
-    return "\n".join(head + body), recalled_map(memory, kept, ctx, dropped)
+    return "\n".join(head + body), recalled_map(snapshot, kept, ctx, dropped)
 
 
 def _iso(moment: Any) -> str | None:
@@ -233,12 +236,12 @@ def _explained(item: dict[str, Any], row: Row) -> None:
     item["fused"] = {"rank": fused.rank, "score": float(fused.score), "lifts": list(fused.lifts)}
 
 
-def recalled_map(memory: UserMemory, rows: list[Row], ctx: RenderContext, dropped: int) -> dict[str, Any]:
+def recalled_map(snapshot: UserSnapshot, rows: list[Row], ctx: RenderContext, dropped: int) -> dict[str, Any]:
     """The upstream `to_json()` shape, plain Python values only; per-row lanes when `explain`."""
     turns, facts, notes = [], [], []
     for row in rows:
-        if row.kind == "turn":
-            turn = memory.turns[row.index]
+        if row.kind == TURN:
+            turn = snapshot.turns[row.index]
             partial = len(turn.text) > ctx.turn_chars and bool(row.passages)
             item = {
                 "action_id": turn.action_id,
@@ -249,8 +252,8 @@ def recalled_map(memory: UserMemory, rows: list[Row], ctx: RenderContext, droppe
                 "passages": [turn.passages[p] for p in row.passages] if partial else [],
             }
             turns.append(item)
-        elif row.kind == "fact":
-            fact = memory.facts[row.index]
+        elif row.kind == FACT:
+            fact = snapshot.facts[row.index]
             item = {
                 "head": fact.head,
                 "type": fact.type,
@@ -262,7 +265,7 @@ def recalled_map(memory: UserMemory, rows: list[Row], ctx: RenderContext, droppe
             }
             facts.append(item)
         else:
-            note = memory.memories[row.index]
+            note = snapshot.notes[row.index]
             partial = len(note.content) > ctx.turn_chars and bool(row.passages)
             item = {
                 "path": note.path,

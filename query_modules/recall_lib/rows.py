@@ -9,19 +9,20 @@ fused rank), so a budget drops the rows no lane ranked high first.
 from dataclasses import dataclass
 from datetime import datetime
 
+from .kinds import ENTITY, FACT, NOTE, TURN
 from .lanes import TURN_LANES, Hit, LaneResults
-from .memory import UserMemory
+from .snapshot import UserSnapshot
 from .textindex import overlap_best
 
-_KIND_ORDER = {"memory": 0, "fact": 1, "turn": 2}
+_KIND_ORDER = {NOTE: 0, FACT: 1, TURN: 2}
 
 
 @dataclass(frozen=True)
 class Row:
-    kind: str  # "memory", "fact" or "turn"
+    kind: str  # NOTE, FACT or TURN
     index: int  # into the snapshot list of that kind
     hits: tuple[Hit, ...]  # every lane hit behind the row, best first
-    passages: tuple[int, ...]  # passages that matched (turns and memories), ascending
+    passages: tuple[int, ...]  # passages that matched (turns and notes), ascending
 
     @property
     def priority(self) -> tuple[int, int, int]:
@@ -29,41 +30,41 @@ class Row:
         return (min(h.rank for h in self.hits), _KIND_ORDER[self.kind], self.index)
 
 
-def merge_rows(memory: UserMemory, results: LaneResults) -> list[Row]:
+def merge_rows(snapshot: UserSnapshot, results: LaneResults) -> list[Row]:
     """The rows to show, in display order."""
     grouped: dict[tuple[str, int], list[Hit]] = {}
     for lane, lane_hits in results.hits.items():
         if lane in TURN_LANES:  # shown through the fused ranking
             continue
         for hit in lane_hits:
-            if hit.kind != "entity":  # entities are shown through their facts
+            if hit.kind != ENTITY:  # entities are shown through their facts
                 grouped.setdefault((hit.kind, hit.index), []).append(hit)
     rows = []
     for (kind, index), hits in grouped.items():
         hits.sort(key=lambda h: (h.rank, h.lane))
         rows.append(
-            Row(kind, index, tuple(hits), _matched_passages(memory, kind, index, hits, results.terms))
+            Row(kind, index, tuple(hits), _matched_passages(snapshot, kind, index, hits, results.terms))
         )
-    return sorted(rows, key=lambda r: _display_key(memory, r))
+    return sorted(rows, key=lambda r: _display_key(snapshot, r))
 
 
 def _matched_passages(
-    memory: UserMemory, kind: str, index: int, hits: list[Hit], terms: tuple[str, ...]
+    snapshot: UserSnapshot, kind: str, index: int, hits: list[Hit], terms: tuple[str, ...]
 ) -> tuple[int, ...]:
-    if kind == "fact":
+    if kind == FACT:
         return ()
-    passages = memory.turns[index].passages if kind == "turn" else memory.memories[index].passages
+    passages = snapshot.turns[index].passages if kind == TURN else snapshot.notes[index].passages
     chosen = {h.passage for h in hits if h.passage is not None}
     if terms and len(passages) > 1:
         chosen.add(overlap_best(passages, terms))
     return tuple(sorted(p for p in chosen if 0 <= p < len(passages)))
 
 
-def _display_key(memory: UserMemory, row: Row) -> tuple:
+def _display_key(snapshot: UserSnapshot, row: Row) -> tuple:
     kind_order = _KIND_ORDER[row.kind]
-    if row.kind == "memory":
+    if row.kind == NOTE:
         return (kind_order, row.priority)
-    if row.kind == "fact":
-        valid_at = memory.facts[row.index].valid_at
+    if row.kind == FACT:
+        valid_at = snapshot.facts[row.index].valid_at
         return (kind_order, valid_at is None, valid_at or datetime.min, row.priority)
     return (kind_order, row.index)  # turns are stored in time order

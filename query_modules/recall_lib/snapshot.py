@@ -1,328 +1,305 @@
-"""A cached user: the `UserMemory` plus what keeping it fresh and verifying its rows needs.
+"""`UserSnapshot`: one user's recallable data for one embedding model, as plain data the lanes run over.
 
-Four ways to a snapshot, cheapest last:
-- `build_snapshot` reads the user in full (first call, `recall.invalidate`, a row that failed
-  verification, an evicted entry);
-- `renew_snapshot` walks ownership again in full and re-reads facts, entities, notes and ontologies,
-  but keeps the turns (text, vectors, BM25 postings) of Actions it already holds with a vector; turns
-  no longer owned are dropped, new ones read. Used when the structure lost an edge (a forgotten
-  session), and at the maximum age when `renew_facts` cannot apply. What it does not re-read is a
-  kept turn's properties: an edited text is caught by verification when the turn would be returned
-  (then a full build follows); a vector rewritten in place under the same model name is kept until
-  `recall.invalidate` (`recall.embed` invalidates by itself);
-- `renew_facts`, at the maximum age: facts, entities, notes and ontologies read again for the
-  Actions already held (facts and entities added later to existing turns appear), turns untouched;
-- `grow_snapshot` applies a `Growth` (new sessions, messages, notes, agent links) by reading only
-  what is new, with the same ownership rules (`ownership.expand_sessions` / `admit_actions`), and
-  merges it (`merge.merge_turns`).
-
-Plain data only (ids, strings, numpy arrays): mgp objects die with the call that produced them.
+The snapshot holds no mgp objects (those die with the procedure call), only ids, strings and numpy
+arrays, so the cache can keep it between calls. It is built from what `ownership.collect_owned` found
+(`build_snapshot`), and derived from an older one in two cheap ways the cache uses: new turns appended
+(`with_new_turns`) and facts, entities, notes and ontologies read again (`with_facts_reread`). Every
+field is computed when the snapshot is made; nothing is filled in later.
 """
 
-import sys
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from datetime import datetime
 
 import numpy as np
 
-from .footprint import fixed_bytes, ids_bytes, items_bytes, notes_bytes, other_items_bytes, turns_bytes
-from .memory import UserMemory, memory_from_owned, read_memories, read_turns, relation_descriptions
-from .merge import merge_turns, subset_bm25, subset_vectors
-from .ownership import (
-    GraphIndex,
-    OwnedAction,
-    OwnedGraph,
-    admit_actions,
-    agent_action_session,
-    collect_entities_and_facts,
-    collect_owned,
-    expand_sessions,
-    owned_memories,
-    owned_ontologies,
-    owned_session,
+from .kinds import ENTITY, FACT, NOTE
+from .ownership import OwnedAction, OwnedGraph, id_text
+from .ranking import TurnFacts, neighbour_links
+from .reading import (
+    Entity,
+    Fact,
+    Note,
+    read_entities,
+    read_facts,
+    read_notes,
+    read_turns,
+    relation_descriptions,
 )
-from .structure import Growth, Structure, VertexLookup, read_structure
-from .textindex import BM25Index
+from .textindex import BM25Index, tokenize
+from .turn_table import TurnTable, time_order
+from .vector_rows import VectorSet
 
 
 @dataclass(frozen=True)
-class Snapshot:
-    memory: UserMemory
-    structure: Structure  # the edge ids the change check compares
-    holders: Mapping[int, str | None]  # owned Session and Agent vertex ids -> the session id they stand for
-    sessions: frozenset[int]  # which holders are Sessions (the rest are Agents)
-    actions: Mapping[str, int]  # owned action_id -> its Action vertex id (sources of facts)
-    owned_actions: Mapping[
-        int, tuple[str, str | None]
-    ]  # every owned Action vertex id -> (action_id, session)
-    built_at: float  # clock time of the full build (facts and entities are as of then)
-    item_bytes: int  # the items' objects and strings (`footprint.items_bytes`), kept up as turns merge
-    nbytes: int  # everything: what the cache's byte limit counts
+class FilterArrays:
+    """Times and sessions of a list of items as arrays, so `since`/`until`/`exclude_sessions` are numpy."""
+
+    epoch: np.ndarray  # float64 UTC seconds, NaN when unknown
+    session: np.ndarray  # int64 index into `sessions`, -1 when unknown
+    sessions: tuple[str, ...]
+
+    @classmethod
+    def of(cls, times: Sequence[datetime | None], sessions: Sequence[str | None]) -> "FilterArrays":
+        names = tuple(sorted({s for s in sessions if s is not None}))
+        code = {name: i for i, name in enumerate(names)}
+        epoch = np.fromiter(
+            (t.timestamp() if t is not None else np.nan for t in times), dtype=np.float64, count=len(times)
+        )
+        session = np.fromiter(
+            (code.get(s, -1) if s is not None else -1 for s in sessions), dtype=np.int64, count=len(sessions)
+        )
+        return cls(epoch, session, names)
+
+    def __add__(self, other: "FilterArrays") -> "FilterArrays":
+        """This list's items, then `other`'s, `other`'s session codes renumbered into one table."""
+        known = set(self.sessions)
+        names = self.sessions + tuple(name for name in other.sessions if name not in known)
+        code = {name: i for i, name in enumerate(names)}
+        renumber = np.array([code[name] for name in other.sessions] + [-1], dtype=np.int64)  # -1 stays
+        return FilterArrays(
+            np.concatenate([self.epoch, other.epoch]),
+            np.concatenate([self.session, renumber[other.session]]),
+            names,
+        )
+
+    def mask(self, since: datetime | None, until: datetime | None, excluded: Collection[str]) -> np.ndarray:
+        """Items inside the window (an unknown time is never inside a set window), not in `excluded`."""
+        keep = np.ones(len(self.epoch), dtype=bool)
+        if since is not None:
+            keep &= self.epoch >= since.timestamp()  # NaN compares False
+        if until is not None:
+            keep &= self.epoch <= until.timestamp()
+        codes = [i for i, name in enumerate(self.sessions) if name in excluded]
+        if codes:
+            keep &= ~np.isin(self.session, codes)
+        return keep
+
+
+@dataclass(frozen=True)
+class Awaiting:
+    """Items held without a usable vector from the model: the cache looks for vectors written since
+    on later calls (`pickup`)."""
+
+    turn: np.ndarray  # indices into the snapshot's turns
+    entity: np.ndarray
+    fact: np.ndarray
+    note: np.ndarray
+
+
+@dataclass(frozen=True)
+class FactPart:
+    """The facts, entities, notes and ontology descriptions of a snapshot (re-read together)."""
+
+    entities: tuple[Entity, ...]
+    entity_vectors: VectorSet
+    facts: tuple[Fact, ...]
+    fact_vectors: VectorSet
+    notes: tuple[Note, ...]
+    note_vectors: VectorSet
+    note_text_index: BM25Index
+    relation_descriptions: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class UserSnapshot:
+    user_vertex_id: int
+    user_id: str | None
+    model: str
+    dimension: int | None  # None when the model is not loaded: no vectors are used
+    turns: TurnTable  # in time order (no timestamp last)
+    turn_vectors: VectorSet
+    text_index: BM25Index  # over turn texts
+    turn_filter: FilterArrays
+    turn_facts: TurnFacts  # what the ranking's signals read per turn
+    participants: Mapping[str, tuple[str, ...]]  # each speaker of the turns -> its name's words
+    turn_by_action: Mapping[str, int]
+    action_sessions: Mapping[str, str | None]  # every owned action id -> its session id
+    part: FactPart
+    fact_filter: FilterArrays
+    fact_types: tuple[tuple[str, ...], np.ndarray]  # relation types present (sorted), each fact's code
+    turns_without_vectors: int
+    awaiting: Awaiting
+    malformed: Mapping[str, int]
+    skipped: Mapping[str, int]  # ownership rule -> items it turned away
+
+    # The fact part's fields, read as the snapshot's own.
+    entities = property(lambda self: self.part.entities)
+    entity_vectors = property(lambda self: self.part.entity_vectors)
+    facts = property(lambda self: self.part.facts)
+    fact_vectors = property(lambda self: self.part.fact_vectors)
+    notes = property(lambda self: self.part.notes)
+    note_vectors = property(lambda self: self.part.note_vectors)
+    note_text_index = property(lambda self: self.part.note_text_index)
+    relation_descriptions = property(lambda self: self.part.relation_descriptions)
 
     @property
-    def agents(self) -> frozenset[int]:
-        return frozenset(self.holders.keys() - self.sessions)
-
-
-def _owned_map(actions: Sequence[OwnedAction]) -> dict[int, tuple[str, str | None]]:
-    return {item.vertex_id: (item.action_id, item.session_id) for item in actions}
-
-
-def _sized(snapshot: Snapshot, item_bytes: int) -> Snapshot:
-    """`snapshot` with its byte figures: `item_bytes` plus what is read in O(1) (arrays, tables, ids)."""
-    ids = ids_bytes(
-        snapshot.structure.edge_count + 3 * len(snapshot.owned_actions) + 2 * len(snapshot.holders)
-    )
-    tables = sum(
-        sys.getsizeof(table) for table in (snapshot.owned_actions, snapshot.actions, snapshot.holders)
-    )
-    tables += sys.getsizeof((0, 0)) * len(snapshot.owned_actions)  # each owned action's (id, session) pair
-    return replace(
-        snapshot, item_bytes=item_bytes, nbytes=item_bytes + fixed_bytes(snapshot.memory) + ids + tables
-    )
-
-
-def _owned_with_index(
-    user: Any, index_for: Callable[[bool], GraphIndex], abort: Callable[[], None]
-) -> OwnedGraph:
-    """`collect_owned` with the (cached) index; again with a fresh scan when it did not know one of the
-    user's actions (`index_for(True)`), before anything else is read."""
-    owned = collect_owned(user, index_for(False), abort)
-    if owned.skipped["action_not_in_index"]:
-        owned = collect_owned(user, index_for(True), abort)
-    return owned
-
-
-def _snapshot(
-    owned: OwnedGraph, memory: UserMemory, user: Any, lookup: VertexLookup, now: float, item_bytes: int
-) -> Snapshot:
-    sessions = frozenset(owned.sessions)
-    structure = read_structure(user, lookup, owned.holders, owned.holders.keys() - sessions)
-    if structure is None:
-        raise RuntimeError("a session or agent vanished while the user was read")
-    actions: dict[str, int] = {}
-    for item in owned.actions:
-        actions.setdefault(item.action_id, item.vertex_id)
-    snapshot = Snapshot(
-        memory,
-        structure,
-        dict(owned.holders),
-        sessions,
-        actions,
-        _owned_map(owned.actions),
-        now,
-        0,
-        0,
-    )
-    return _sized(snapshot, item_bytes)
-
-
-def build_snapshot(
-    user: Any,
-    index_for: Callable[[bool], GraphIndex],
-    model: str,
-    dim: int | None,
-    lookup: VertexLookup,
-    abort: Callable[[], None],
-    now: float,
-) -> Snapshot:
-    """A full read of `user` (a User vertex). `index_for(False)` gives the (cached) GraphIndex,
-    `index_for(True)` a fresh scan."""
-    owned = _owned_with_index(user, index_for, abort)
-    memory = memory_from_owned(owned, model, dim, abort)
-    return _snapshot(owned, memory, user, lookup, now, items_bytes(memory))
-
-
-def renew_snapshot(
-    snapshot: Snapshot,
-    user: Any,
-    index_for: Callable[[bool], GraphIndex],
-    lookup: VertexLookup,
-    abort: Callable[[], None],
-    now: float,
-) -> Snapshot:
-    """Ownership, facts, entities, notes and ontologies read again; turns kept where they can be (see
-    the module docstring); the result equals a full build but for kept turns' unread properties."""
-    old = snapshot.memory
-    owned = _owned_with_index(user, index_for, abort)
-    held = old.turns
-    position = {vertex_id: i for i, vertex_id in enumerate(held.vertex_ids)}
-    with_vector = np.zeros(len(held), dtype=bool)
-    if old.dimension is not None:
-        with_vector[old.turn_vectors.owner] = True  # a turn without one may have been embedded since
-    keep = np.zeros(len(held), dtype=bool)
-    unread = []
-    for item in owned.actions:
-        i = position.get(item.vertex_id)
-        if (
-            i is not None
-            and with_vector[i]
-            and (held.action_ids[i], held.session_ids[i]) == (item.action_id, item.session_id)
-        ):
-            keep[i] = True
-        else:
-            unread.append(item)
-    # Facts, entities, notes, ontologies: read as a full build reads them (no turns: those follow).
-    memory = memory_from_owned(replace(owned, actions=[]), old.model, old.dimension, abort)
-    kept = held.take(np.flatnonzero(keep))
-    memory = replace(
-        memory,
-        turns=kept,
-        turn_vectors=old.turn_vectors if keep.all() else subset_vectors(old.turn_vectors, keep),
-        text_index=old.text_index if keep.all() else subset_bm25(old.text_index, keep),
-        turn_by_action={action_id: i for i, action_id in enumerate(kept.action_ids)},
-        turns_without_vectors=0,
-    )
-    malformed: Counter = Counter()
-    turns, vectors, without = read_turns(unread, old.model, old.dimension, malformed, abort)
-    sessions = {item.action_id: item.session_id for item in owned.actions}
-    memory = merge_turns(memory, turns, vectors, without, sessions, malformed)
-    dropped = held.take(np.flatnonzero(~keep))
-    item_bytes = (
-        snapshot.item_bytes
-        - turns_bytes(dropped)
-        + turns_bytes(turns)
-        - other_items_bytes(old)
-        + other_items_bytes(memory)
-    )
-    return _snapshot(owned, memory, user, lookup, now, item_bytes)
-
-
-def renew_facts(
-    snapshot: Snapshot,
-    user: Any,
-    index: GraphIndex,
-    lookup: VertexLookup,
-    abort: Callable[[], None],
-    now: float,
-) -> Snapshot | None:
-    """At the maximum age, over an unchanged structure: facts, entities, notes and ontologies read
-    again for the actions already held, turns and their indexes kept as they are. None when `index`
-    (at most max age old) shows one of those actions colliding with another user's now, one of them
-    is gone, or a turn held without a vector now has one from the model: then `renew_snapshot`."""
-    old = snapshot.memory
-    if old.dimension is not None and old.turns_without_vectors:
-        with_vector = np.zeros(len(old.turns), dtype=bool)
-        with_vector[old.turn_vectors.owner] = True
-        for i in np.flatnonzero(~with_vector):  # embedded since? then its turn must be read again
-            vertex = lookup(old.turns.vertex_ids[i])
-            if vertex is None or vertex.properties.get("embedding_model") == old.model:
-                return None
-    owned = OwnedGraph(user)
-    for vertex_id, (action_id, session_id) in snapshot.owned_actions.items():
-        if any(h not in snapshot.owned_actions for h in index.action_holders.get(action_id, ())):
-            return None
-        vertex = lookup(vertex_id)
-        if vertex is None:
-            return None
-        owned.actions.append(OwnedAction(vertex, action_id, session_id, vertex_id))
-    owned.action_ids = frozenset(action_id for action_id, _ in snapshot.owned_actions.values())
-    collect_entities_and_facts(owned, abort)
-    owned.memories = owned_memories(user, owned.skipped)
-    owned.ontologies = owned_ontologies(user)
-    memory = memory_from_owned(replace(owned, actions=[]), old.model, old.dimension, abort)
-    memory = replace(
-        memory,
-        turns=old.turns,
-        turn_vectors=old.turn_vectors,
-        text_index=old.text_index,
-        turn_by_action=old.turn_by_action,
-        action_sessions=old.action_sessions,
-        turns_without_vectors=old.turns_without_vectors,
-    )
-    if "turn_filter" in old.__dict__:  # turns unchanged: what was derived from them holds
-        memory.__dict__["turn_filter"] = old.__dict__["turn_filter"]
-    item_bytes = snapshot.item_bytes - other_items_bytes(old) + other_items_bytes(memory)
-    return _sized(replace(snapshot, memory=memory, built_at=now), item_bytes)
-
-
-def grow_snapshot(
-    snapshot: Snapshot,
-    growth: Growth,
-    user: Any,
-    index: GraphIndex,
-    lookup: VertexLookup,
-    abort: Callable[[], None],
-) -> Snapshot | None:
-    """`snapshot` with what `growth` added, reading only the new parts; None when the growth changed
-    ownership in a way only a full build can apply (an Agent now shared with another user's session)."""
-    holders = dict(snapshot.holders)
-    sessions = set(snapshot.sessions)
-    to_expand: dict[int, Any] = {}
-    notes_changed = ontology_changed = False
-    for edge in growth.user_edges:
-        kind = edge.type.name
-        if kind == "HAD_SESSION":
-            session = edge.to_vertex
-            if session.id not in sessions and owned_session(session, user.id):
-                sessions.add(session.id)
-                to_expand[session.id] = session
-        elif kind == "HAS_MEMORY":
-            notes_changed = True
-        elif kind == "ADOPTED":
-            ontology_changed = True
-    for edges in growth.agent_in_edges.values():
-        for edge in edges:
-            if edge.type.name == "HAS_AGENT" and edge.from_vertex.id not in sessions:
-                return None
-    candidates: dict[int, tuple[Any, str | None]] = {}
-    for holder, edges in growth.out_edges.items():
-        for edge in edges:
-            kind = edge.type.name
-            if kind == "HAS_ACTION":
-                action = edge.to_vertex
-                if holder in sessions:
-                    candidates.setdefault(action.id, (action, holders[holder]))
-                else:
-                    candidates.setdefault(action.id, (action, agent_action_session(action, holders[holder])))
-            elif kind == "HAS_AGENT" and holder in sessions:
-                to_expand.setdefault(holder, edge.from_vertex)
-    skipped: Counter = Counter()
-    expand_sessions(to_expand, sessions, holders, candidates, skipped, abort)
-    fresh = {key: value for key, value in candidates.items() if key not in snapshot.owned_actions}
-    admitted = admit_actions(
-        fresh, holders, index, skipped, abort, also_owned=snapshot.owned_actions, unindexed_ok=True
-    )
-    memory = snapshot.memory
-    malformed: Counter = Counter()
-    turns, vectors, without = read_turns(admitted, memory.model, memory.dimension, malformed, abort)
-    changes: dict[str, Any] = {}
-    if notes_changed:
-        notes, note_vectors = read_memories(owned_memories(user), memory.model, memory.dimension, Counter())
-        changes.update(
-            memories=notes,
-            memory_vectors=note_vectors,
-            memory_text_index=BM25Index.build([n.content for n in notes]),
+    def has_vectors(self) -> bool:
+        return any(
+            len(v) for v in (self.turn_vectors, self.entity_vectors, self.fact_vectors, self.note_vectors)
         )
-    if ontology_changed:
-        changes["relation_descriptions"] = relation_descriptions(owned_ontologies(user), Counter())
-    memory = merge_turns(
-        memory, turns, vectors, without, {a.action_id: a.session_id for a in admitted}, malformed, **changes
+
+    @property
+    def has_units(self) -> bool:
+        return bool(self.turns or self.entities or self.facts or self.notes)
+
+    def fact_turn(self, fact: Fact) -> int | None:
+        return self.turn_by_action.get(fact.source_id)
+
+
+# -- building -----------------------------------------------------------------------------------------
+def _turn_derived(
+    turns: TurnTable, turn_filter: FilterArrays
+) -> tuple[TurnFacts, dict[str, tuple[str, ...]]]:
+    previous, following = neighbour_links(turn_filter.session)
+    facts = TurnFacts(turn_filter.session, turn_filter.epoch, previous, following, turns.speakers)
+    return facts, {name: tuple(tokenize(name)) for name in set(turns.speakers)}
+
+
+def _fact_derived(
+    facts: Sequence[Fact],
+    turns: TurnTable,
+    turn_by_action: Mapping[str, int],
+    sessions: Mapping[str, str | None],
+) -> tuple[FilterArrays, tuple[tuple[str, ...], np.ndarray]]:
+    """Per fact: `valid_at` (else its source turn's time) and session; and the relation types present."""
+    times = []
+    for fact in facts:
+        turn = turn_by_action.get(fact.source_id)
+        times.append(fact.valid_at or (turns.timestamps[turn] if turn is not None else None))
+    fact_filter = FilterArrays.of(times, [sessions.get(f.source_id) for f in facts])
+    names = tuple(sorted({f.type for f in facts}))
+    code = {name: i for i, name in enumerate(names)}
+    return fact_filter, (names, np.fromiter((code[f.type] for f in facts), dtype=np.int64, count=len(facts)))
+
+
+def read_fact_part(
+    owned: OwnedGraph, model: str, dim: int | None, malformed: Counter
+) -> tuple[FactPart, dict[str, np.ndarray]]:
+    """The fact part of what `owned` holds, and per kind the items awaiting a vector."""
+    facts, fact_vectors, facts_awaiting = read_facts(owned, model, dim, malformed)
+    entities, entity_vectors, entities_awaiting = read_entities(owned, facts, model, dim, malformed)
+    notes, note_vectors, notes_awaiting = read_notes(owned.notes, model, dim, malformed)
+    part = FactPart(
+        entities,
+        entity_vectors,
+        facts,
+        fact_vectors,
+        notes,
+        note_vectors,
+        BM25Index.build([n.content for n in notes]),
+        relation_descriptions(owned.ontologies, malformed),
     )
-    new_holders = holders.keys() - snapshot.holders.keys()
-    added = read_structure(user, lookup, new_holders, new_holders - sessions)
-    if added is None:
+    return part, {ENTITY: entities_awaiting, FACT: facts_awaiting, NOTE: notes_awaiting}
+
+
+def build_snapshot(owned: OwnedGraph, model: str, dim: int | None, abort: Callable[[], None]) -> UserSnapshot:
+    """The snapshot of everything `owned` holds (its live objects are read here, once)."""
+    malformed: Counter = Counter()
+    turns, turn_vectors, without, turns_awaiting = read_turns(owned.actions, model, dim, malformed, abort)
+    part, awaiting = read_fact_part(owned, model, dim, malformed)
+    abort()
+    turn_filter = FilterArrays.of(turns.timestamps, turns.session_ids)
+    turn_facts, participants = _turn_derived(turns, turn_filter)
+    turn_by_action = {action_id: i for i, action_id in enumerate(turns.action_ids)}
+    sessions = {a.action_id: a.session_id for a in owned.actions}
+    fact_filter, fact_types = _fact_derived(part.facts, turns, turn_by_action, sessions)
+    return UserSnapshot(
+        user_vertex_id=owned.user.id,
+        user_id=id_text(owned.user.properties.get("user_id")),
+        model=model,
+        dimension=dim,
+        turns=turns,
+        turn_vectors=turn_vectors,
+        text_index=BM25Index.build(turns.texts),
+        turn_filter=turn_filter,
+        turn_facts=turn_facts,
+        participants=participants,
+        turn_by_action=turn_by_action,
+        action_sessions=sessions,
+        part=part,
+        fact_filter=fact_filter,
+        fact_types=fact_types,
+        turns_without_vectors=without,
+        awaiting=Awaiting(turns_awaiting, **awaiting),
+        malformed=dict(malformed),
+        skipped=dict(owned.skipped),
+    )
+
+
+def empty_snapshot(user_vertex_id: int, user_id: str | None, model: str, dim: int | None) -> UserSnapshot:
+    """The snapshot of a user with nothing recallable (an unknown user is an empty snapshot)."""
+    return build_snapshot(OwnedGraph(_NoUser(user_vertex_id, user_id)), model, dim, lambda: None)
+
+
+class _NoUser:
+    """Stands in for a User vertex no one owns anything under."""
+
+    def __init__(self, vertex_id: int, user_id: str | None) -> None:
+        self.id, self.properties = vertex_id, {"user_id": user_id}
+
+
+# -- deriving from an older snapshot ----------------------------------------------------------------
+def with_new_turns(
+    snapshot: UserSnapshot,
+    actions: Sequence[OwnedAction],
+    skipped: Mapping[str, int],
+    abort: Callable[[], None],
+) -> UserSnapshot | None:
+    """`snapshot` with the turns of `actions` (new Actions the user owns) appended, as a full build
+    would order them; None when one sorts before a turn already held (a back-filled session): then
+    the caller builds in full rather than renumbering every index."""
+    malformed: Counter = Counter(snapshot.malformed)
+    turns, vectors, without, awaiting = read_turns(
+        actions, snapshot.model, snapshot.dimension, malformed, abort
+    )
+    held = snapshot.turns
+    if not turns:
+        return replace(snapshot, malformed=dict(malformed), skipped=_added(snapshot.skipped, skipped))
+    if held and time_order(turns.timestamps[0], turns.action_ids[0]) < time_order(
+        held.timestamps[-1], held.action_ids[-1]
+    ):
         return None
-    structure = Structure(
-        growth.structure.user_edges,
-        {**growth.structure.out_edges, **added.out_edges},
-        {**growth.structure.agent_in_edges, **added.agent_in_edges},
-    )
-    actions = dict(snapshot.actions)
-    for item in admitted:
-        actions.setdefault(item.action_id, item.vertex_id)
-    grown = replace(
+    offset = len(held)
+    all_turns = held + turns
+    turn_filter = snapshot.turn_filter + FilterArrays.of(turns.timestamps, turns.session_ids)
+    turn_facts, participants = _turn_derived(all_turns, turn_filter)
+    turn_by_action = {**snapshot.turn_by_action, **{a: offset + i for i, a in enumerate(turns.action_ids)}}
+    return replace(
         snapshot,
-        memory=memory,
-        structure=structure,
-        holders=holders,
-        sessions=frozenset(sessions),
-        actions=actions,
-        owned_actions={**snapshot.owned_actions, **_owned_map(admitted)},
+        turns=all_turns,
+        turn_vectors=snapshot.turn_vectors.extended(vectors, offset),
+        text_index=snapshot.text_index.extended(turns.texts),
+        turn_filter=turn_filter,
+        turn_facts=turn_facts,
+        participants=participants,
+        turn_by_action=turn_by_action,
+        action_sessions={**snapshot.action_sessions, **{a.action_id: a.session_id for a in actions}},
+        turns_without_vectors=snapshot.turns_without_vectors + without,
+        awaiting=replace(snapshot.awaiting, turn=np.concatenate([snapshot.awaiting.turn, awaiting + offset])),
+        malformed=dict(malformed),
+        skipped=_added(snapshot.skipped, skipped),
     )
-    item_bytes = snapshot.item_bytes + turns_bytes(turns)
-    if notes_changed:
-        item_bytes += notes_bytes(memory.memories) - notes_bytes(snapshot.memory.memories)
-    return _sized(grown, item_bytes)
+
+
+def with_fact_part(
+    snapshot: UserSnapshot, part: FactPart, awaiting: Mapping[str, np.ndarray]
+) -> UserSnapshot:
+    """`snapshot` with its facts, entities, notes and ontology descriptions replaced (turns untouched)."""
+    fact_filter, fact_types = _fact_derived(
+        part.facts, snapshot.turns, snapshot.turn_by_action, snapshot.action_sessions
+    )
+    return replace(
+        snapshot,
+        part=part,
+        fact_filter=fact_filter,
+        fact_types=fact_types,
+        awaiting=replace(snapshot.awaiting, **awaiting),
+    )
+
+
+def _added(first: Mapping[str, int], second: Mapping[str, int]) -> dict[str, int]:
+    total = Counter(first)
+    total.update(second)
+    return dict(total)

@@ -8,10 +8,67 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from .embedding import KINDS, Units, encodable
+from .cache import RecallCache
+from .config import RecallConfig
+from .embedding import Units, encodable, units_of
+from .kinds import KINDS, PUBLIC_NAMES
 from .limits import VARIABLES, Ceilings
-from .models import ModelState
+from .models import ModelRegistry, ModelState
+from .ownership import GraphIndex, collect_owned
 from .vectors import CURRENT, MALFORMED, OTHER_MODEL
+
+#: What each ownership skip means, for the rows' detail.
+SKIP_MEANINGS = {
+    "session_with_another_parent": "a Session linked from another user (or from nothing but a second link)",
+    "session_link_to_a_non_session": "a HAD_SESSION link to a vertex that is not a Session",
+    "agent_shared_with_another_user": "an Agent linked from a session that is not this user's",
+    "agent_link_to_a_non_agent": "a HAS_AGENT link to a vertex that is not an Agent",
+    "action_under_another_users_session": "a message also under a session or agent that is not this user's",
+    "action_link_to_a_non_action": "a HAS_ACTION link to a vertex that is not an Action",
+    "action_without_id": "an Action without an action_id",
+    "action_id_held_by_another_user": "an action_id another user's Action also holds (a collision)",
+    "action_not_in_index": "an Action newer than the graph index (seen after a rescan)",
+    "note_shared_with_another_user": "a Memory linked from another user",
+    "note_link_to_a_non_memory": "a HAS_MEMORY link to a vertex that is not a Memory",
+    "mention_with_unreadable_sources": "a MENTIONED_IN edge whose sources is not a list (or too long)",
+    "entity_with_structural_label": "a mentioned vertex that carries a structural label",
+    "fact_with_a_foreign_end": "a fact whose end is neither this User nor an entity",
+}
+
+
+def status_rows(
+    version: str, models: ModelRegistry, limits: Ceilings, cache: RecallCache, live: Any, cfg: RecallConfig
+) -> list[dict[str, Any]]:
+    """Every row of `recall.status` (one user's units and skips with `cfg.user`, else the whole graph's)."""
+    names = [models.check_name(cfg.embedding_model)] if cfg.embedding_model else list(models.names)
+    states = [models.state(name) for name in names]
+    rows = [
+        status_row("module", "version", detail=version),
+        status_row("module", "default_model", models.default_model),
+    ]
+    rows += [
+        status_row("module", "configuration", detail=p)
+        for p in (models.settings.problem, limits.problem)
+        if p
+    ]
+    rows += limit_rows(limits)
+    index = GraphIndex.scan(live.vertices, live.abort)  # current, and not the cache's business
+    if cfg.user is not None:
+        known = bool(index.users.get(cfg.user))
+        rows.append(status_row("module", "user", detail=cfg.user if known else f"{cfg.user} (not found)"))
+    rows += model_rows(states, models.default_model)
+    rows += cache.status_rows()
+    units = units_of(live, index, cfg.user)
+    if cfg.user is None:  # every user's skips
+        for holders in index.users.values():
+            for vertex_id in holders:
+                units.skipped.update(collect_owned(live.vertex(vertex_id), index, live.abort).skipped)
+    rows += unit_rows(units, states)
+    rows += [
+        status_row("ownership", reason, count=n, detail=SKIP_MEANINGS.get(reason))
+        for reason, n in sorted(units.skipped.items())
+    ]
+    return rows
 
 
 def status_row(
@@ -43,8 +100,9 @@ def unit_rows(units: Units, states: Sequence[ModelState]) -> list[dict[str, Any]
     rows = []
     malformed = Counter(units.malformed)
     configured = {s.name for s in states}
-    for kind in KINDS:
-        of_kind = [u for u in units.units if u.kind == kind]
+    for unit_kind in KINDS:
+        kind = PUBLIC_NAMES[unit_kind]
+        of_kind = [u for u in units.units if u.kind == unit_kind]
         rows.append(status_row("units", kind, count=len(of_kind)))
         for state in states:
             statuses = Counter(u.status(state.name, state.dimension) for u in of_kind)

@@ -167,6 +167,35 @@ class BM25Index:
         """Approximate bytes held: the arrays, the vocabulary dict and its strings (for the cache's limit)."""
         return self._nbytes
 
+    def extended(self, docs: Sequence[str]) -> "BM25Index":
+        """One index over these documents followed by `docs` (numbered after them), without re-tokenising
+        these: `docs` are indexed alone and their postings merged per term (what a new session costs)."""
+        if not docs:
+            return self
+        other = BM25Index.build(docs, self.k1, self.b)
+        vocabulary = dict(self.vocabulary)
+        rows = np.empty(len(other.vocabulary), dtype=np.int64)
+        for term, row in other.vocabulary.items():
+            rows[row] = vocabulary.setdefault(term, len(vocabulary))
+        mine = np.zeros(len(vocabulary), dtype=np.int64)
+        mine[: len(self.vocabulary)] = np.diff(self.indptr)
+        theirs = np.diff(other.indptr)
+        counts = mine.copy()
+        np.add.at(counts, rows, theirs)
+        indptr = np.zeros(len(vocabulary) + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        doc_ids = np.empty(int(indptr[-1]), dtype=np.int32)
+        term_freqs = np.empty(int(indptr[-1]), dtype=np.int32)
+        # Per term: this index's postings first, then the new documents' (search does not need order).
+        term = np.repeat(np.arange(len(self.vocabulary)), mine[: len(self.vocabulary)])
+        at = indptr[term] + np.arange(len(self.doc_ids)) - self.indptr[term]
+        doc_ids[at], term_freqs[at] = self.doc_ids, self.term_freqs
+        term = np.repeat(rows, theirs)
+        at = indptr[term] + mine[term] + np.arange(len(other.doc_ids)) - np.repeat(other.indptr[:-1], theirs)
+        doc_ids[at], term_freqs[at] = other.doc_ids + self.n_docs, other.term_freqs
+        lengths = np.concatenate([self.doc_lengths, other.doc_lengths]).astype(np.int32)
+        return BM25Index(vocabulary, indptr, doc_ids, term_freqs, lengths, self.k1, self.b)
+
     def doc_freq(self, term: str) -> int:
         """In how many documents ``term`` (a token) occurs."""
         row = self.vocabulary.get(term)

@@ -38,6 +38,29 @@ class VectorSet:
     def nbytes(self) -> int:
         return int(self.matrix.nbytes + self.owner.nbytes + self.passage.nbytes)
 
+    def without_rows(self, count: int) -> np.ndarray:
+        """Which of `count` items (indices) have no row here."""
+        return np.setdiff1d(np.arange(count), self.owner)
+
+    def extended(self, other: "VectorSet", offset: int) -> "VectorSet":
+        """These rows, then `other`'s with owners shifted by `offset` (items appended after these)."""
+        if len(other) == 0:
+            return self
+        return VectorSet(
+            np.concatenate([self.matrix, other.matrix]) if len(self) else other.matrix,
+            np.concatenate([self.owner, other.owner + offset]),
+            np.concatenate([self.passage, other.passage]),
+        )
+
+    def with_rows(self, other: "VectorSet") -> "VectorSet":
+        """These rows and `other`'s (of items these have none for), grouped again by ascending item."""
+        if len(other) == 0:
+            return self
+        owner = np.concatenate([self.owner, other.owner])
+        order = np.argsort(owner, kind="stable")
+        matrix = np.concatenate([self.matrix, other.matrix]) if len(self) else other.matrix
+        return VectorSet(matrix[order], owner[order], np.concatenate([self.passage, other.passage])[order])
+
     @cached_property
     def groups(self) -> tuple[np.ndarray, np.ndarray] | None:
         """(items, first row of each) when rows are grouped by ascending item, as built; else None."""

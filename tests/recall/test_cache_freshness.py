@@ -71,7 +71,7 @@ def test_a_deleted_session_never_surfaces_even_from_a_warm_cache(rt):
     rows = ask(rt, "ana")
     assert not any("kayak trip" in row or "garden roses" in row or "blue kayak" in row for row in rows)
     assert any("soup recipe" in row for row in rows)
-    assert counts(rt)["renewals"] == before["renewals"] + 1  # a lost edge: walked again, turns kept
+    assert counts(rt)["builds"] == before["builds"] + 1  # a lost edge: the user is read in full
     rt.call("recall.invalidate", "ana")
     assert ask(rt, "ana") == rows  # what a full read gives
 
@@ -132,12 +132,18 @@ def test_a_duplicated_user_id_is_an_error_naming_user(rt):
         ask(rt, "bob")
 
 
-def test_a_new_user_is_found_on_the_next_call(rt):
+def test_an_unknown_user_costs_one_scan_then_is_remembered_until_max_age_or_invalidate(rt):
     assert ask(rt, "cleo") == ["(nothing in memory matched)"]
+    scans = counts(rt)["scans"]
+    for _ in range(3):
+        assert ask(rt, "cleo") == ["(nothing in memory matched)"]
+    assert counts(rt)["scans"] == scans  # no full scan per call for an unknown user_id
     cleo = rt.store.add_vertex(["User"], {"user_id": "cleo"})
     session = rt.store.add_vertex(["Session"], {"session_id": "cleo-s1"})
     rt.store.add_edge(cleo, session, "HAD_SESSION")
     add_message(rt, session, "cleo-1", "cleo kayak race", "2024-03-01T10:00:00Z")
+    assert ask(rt, "cleo") == ["(nothing in memory matched)"]  # remembered as missing (max age)
+    rt.call("recall.invalidate", "cleo")
     assert any("cleo kayak race" in row for row in ask(rt, "cleo"))
 
 

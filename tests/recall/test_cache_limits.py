@@ -140,8 +140,8 @@ def test_a_warm_call_never_rescans_the_graph_whatever_the_index_age():
     now[0] += 20
     ask(rt, "bob")  # warm: the index is 70 s old, past the 60 s max age
     index_row = next(r for r in rt.call("recall.status") if r["section"] == "cache" and r["name"] == "index")
-    assert index_row["detail"] == "bytes; scanned 70.0 s ago"
+    assert index_row["detail"] == "ids; scanned 70.0 s ago"
     ask(rt, "ana")  # ana's entry is 70 s old: renewed, with a fresh scan
     index_row = next(r for r in rt.call("recall.status") if r["section"] == "cache" and r["name"] == "index")
-    assert index_row["detail"] == "bytes; scanned 0.0 s ago"
+    assert index_row["detail"] == "ids; scanned 0.0 s ago"
     assert counts(rt)["renewals"] == 1

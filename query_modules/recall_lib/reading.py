@@ -1,30 +1,28 @@
-"""`UserMemory`: a plain-data snapshot of one user's recallable data for one embedding model.
+"""How stored data reads as recall's items: turns, facts, entities, notes and ontology descriptions.
 
-This is the seam for the per-user cache: lanes run over a `UserMemory` and the question only, and the
-snapshot holds no mgp objects (those die with the procedure call), just ids, strings and numpy arrays.
-`build_user_memory` is the one place that reads the graph for recall.
+Each reader takes live mgp-like objects (valid during one call) and returns plain data; a value that
+is missing or malformed skips its item and is counted under a named reason (`malformed`), never fatal.
+Full builds (`snapshot.build_snapshot`), growth and row verification use the same readers, so a row is
+verified against exactly what a build would read.
 """
 
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from .ownership import GraphIndex, OwnedAction, OwnedFact, OwnedGraph, collect_owned, id_text
+from . import schema as s
+from .ownership import OwnedAction, OwnedFact, OwnedGraph, id_text
 from .passages import PASSAGE_CHARS, split_passages
-from .ranking import TurnFacts, neighbour_links
-from .textindex import BM25Index, tokenize
 from .timeparse import to_utc
 from .turn_table import Turn, TurnTable, time_order
 from .vector_rows import VectorCollector, VectorSet
 
-MESSAGE_TYPES = ("user_message", "assistant_message")
 _DEFAULT_SPEAKERS = {"user_message": "user", "assistant_message": "assistant"}
 
 
@@ -32,7 +30,7 @@ _DEFAULT_SPEAKERS = {"user_message": "user", "assistant_message": "assistant"}
 class Entity:
     vertex_id: int
     text: str
-    facts: tuple[int, ...]  # indices into UserMemory.facts, most confident first
+    facts: tuple[int, ...]  # indices into UserSnapshot.facts, most confident first
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,138 +66,6 @@ class Note:
     content: str
     updated_at: datetime | None
     passages: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class FilterArrays:
-    """Times and sessions of a list of items as arrays, so `since`/`until`/`exclude_sessions` are numpy."""
-
-    epoch: np.ndarray  # float64 UTC seconds, NaN when unknown
-    session: np.ndarray  # int64 index into `sessions`, -1 when unknown
-    sessions: tuple[str, ...]
-
-    @classmethod
-    def of(cls, times: Sequence[datetime | None], sessions: Sequence[str | None]) -> "FilterArrays":
-        names = tuple(sorted({s for s in sessions if s is not None}))
-        code = {name: i for i, name in enumerate(names)}
-        epoch = np.fromiter(
-            (t.timestamp() if t is not None else np.nan for t in times), dtype=np.float64, count=len(times)
-        )
-        session = np.fromiter(
-            (code.get(s, -1) if s is not None else -1 for s in sessions), dtype=np.int64, count=len(sessions)
-        )
-        return cls(epoch, session, names)
-
-    def mask(self, since: datetime | None, until: datetime | None, excluded: Collection[str]) -> np.ndarray:
-        """Items inside the window (an unknown time is never inside a set window), not in `excluded`."""
-        keep = np.ones(len(self.epoch), dtype=bool)
-        if since is not None:
-            keep &= self.epoch >= since.timestamp()  # NaN compares False
-        if until is not None:
-            keep &= self.epoch <= until.timestamp()
-        codes = [i for i, name in enumerate(self.sessions) if name in excluded]
-        if codes:
-            keep &= ~np.isin(self.session, codes)
-        return keep
-
-
-@dataclass(frozen=True)
-class UserMemory:
-    user_vertex_id: int
-    user_id: str | None
-    model: str
-    dimension: int | None  # None when the model is not loaded: no vectors are used
-    turns: TurnTable  # in time order (no timestamp last)
-    turn_vectors: VectorSet
-    entities: tuple[Entity, ...]
-    entity_vectors: VectorSet
-    facts: tuple[Fact, ...]
-    fact_vectors: VectorSet
-    memories: tuple[Note, ...]
-    memory_vectors: VectorSet
-    text_index: BM25Index  # over turn texts
-    memory_text_index: BM25Index  # over note contents
-    turn_by_action: Mapping[str, int]
-    action_sessions: Mapping[str, str | None]  # every owned action id -> its session id
-    relation_descriptions: Mapping[str, str]
-    turns_without_vectors: int
-    malformed: Mapping[str, int]
-
-    @cached_property
-    def turn_filter(self) -> "FilterArrays":
-        """Per turn: UTC epoch seconds (NaN when unknown) and session code, for vectorised filters."""
-        return FilterArrays.of(self.turns.timestamps, self.turns.session_ids)
-
-    @cached_property
-    def turn_facts(self) -> TurnFacts:
-        """What the ranking's signals read per turn: session, time, neighbours in the session, speaker."""
-        filters = self.turn_filter
-        previous, following = neighbour_links(filters.session)
-        return TurnFacts(filters.session, filters.epoch, previous, following, self.turns.speakers)
-
-    @cached_property
-    def participants(self) -> dict[str, tuple[str, ...]]:
-        """Each distinct speaker of this user's turns -> its name's words (to see it named in a question)."""
-        return {name: tuple(tokenize(name)) for name in set(self.turns.speakers)}
-
-    @cached_property
-    def fact_filter(self) -> "FilterArrays":
-        """Per fact: `valid_at` (else its source turn's time) and the source action's session."""
-        times, sessions = [], []
-        for fact in self.facts:
-            turn = self.turn_by_action.get(fact.source_id)
-            times.append(fact.valid_at or (self.turns.timestamps[turn] if turn is not None else None))
-            sessions.append(self.action_sessions.get(fact.source_id))
-        return FilterArrays.of(times, sessions)
-
-    @cached_property
-    def fact_types(self) -> tuple[tuple[str, ...], np.ndarray]:
-        """The relation types present, sorted, and each fact's index into them."""
-        names = tuple(sorted({f.type for f in self.facts}))
-        code = {name: i for i, name in enumerate(names)}
-        return names, np.fromiter((code[f.type] for f in self.facts), dtype=np.int64, count=len(self.facts))
-
-    @classmethod
-    def empty(cls, user_vertex_id: int, user_id: str | None, model: str, dim: int | None) -> "UserMemory":
-        """The memory of a user with nothing recallable (an unknown user is an empty memory)."""
-        none = VectorSet.empty(dim)
-        return cls(
-            user_vertex_id,
-            user_id,
-            model,
-            dim,
-            TurnTable(),
-            none,
-            (),
-            none,
-            (),
-            none,
-            (),
-            none,
-            BM25Index.build([]),
-            BM25Index.build([]),
-            {},
-            {},
-            {},
-            0,
-            {},
-        )
-
-    @property
-    def has_vectors(self) -> bool:
-        return any(
-            len(v) for v in (self.turn_vectors, self.entity_vectors, self.fact_vectors, self.memory_vectors)
-        )
-
-    @property
-    def has_units(self) -> bool:
-        return bool(self.turns or self.entities or self.facts or self.memories)
-
-    def fact_session(self, fact: Fact) -> str | None:
-        return self.action_sessions.get(fact.source_id)
-
-    def fact_turn(self, fact: Fact) -> int | None:
-        return self.turn_by_action.get(fact.source_id)
 
 
 def fact_embedding_text(head: str, rel_type: str, tail: str, text: str) -> str:
@@ -251,47 +117,6 @@ def _confidence(value: Any) -> float | None:
     return value if np.isfinite(value) else None
 
 
-def build_user_memory(
-    user: Any, index: GraphIndex, model: str, dim: int | None, abort: Callable[[], None]
-) -> UserMemory:
-    """Read everything `user` (a User vertex) owns into a UserMemory for `model` (dimension `dim`)."""
-    return memory_from_owned(collect_owned(user, index, abort), model, dim, abort)
-
-
-def memory_from_owned(
-    owned: OwnedGraph, model: str, dim: int | None, abort: Callable[[], None]
-) -> UserMemory:
-    """The UserMemory of what `collect_owned` found (split out so the cache can keep the owned ids)."""
-    user = owned.user
-    malformed: Counter = Counter()
-    turns, turn_vectors, without = read_turns(owned.actions, model, dim, malformed, abort)
-    facts, fact_vectors = _read_facts(owned, model, dim, malformed)
-    entities, entity_vectors = _read_entities(owned, facts, model, dim, malformed)
-    memories, memory_vectors = read_memories(owned.memories, model, dim, malformed)
-    abort()
-    return UserMemory(
-        user_vertex_id=user.id,
-        user_id=id_text(user.properties.get("user_id")),
-        model=model,
-        dimension=dim,
-        turns=turns,
-        turn_vectors=turn_vectors,
-        entities=entities,
-        entity_vectors=entity_vectors,
-        facts=facts,
-        fact_vectors=fact_vectors,
-        memories=memories,
-        memory_vectors=memory_vectors,
-        text_index=BM25Index.build(turns.texts),
-        memory_text_index=BM25Index.build([n.content for n in memories]),
-        turn_by_action={action_id: i for i, action_id in enumerate(turns.action_ids)},
-        action_sessions={a.action_id: a.session_id for a in owned.actions},
-        relation_descriptions=relation_descriptions(owned.ontologies, malformed),
-        turns_without_vectors=without,
-        malformed=dict(malformed),
-    )
-
-
 def turn_of(item: OwnedAction, malformed: Counter) -> Turn | None:
     """The Turn an owned Action reads as (None when it has no text); shared by builds and verification."""
     fields = _turn_fields(item.vertex.properties, malformed)
@@ -312,21 +137,22 @@ def turn_of(item: OwnedAction, malformed: Counter) -> Turn | None:
 
 def _turn_fields(props: Any, malformed: Counter) -> tuple[datetime | None, str, str, str] | None:
     """(timestamp, speaker, action_type, text) of an Action's properties; None when it has no text."""
-    action_type = props.get("action_type")
+    action_type = props.get(s.ACTION_TYPE)
     action_type = action_type if isinstance(action_type, str) else ""
-    text = _text(props.get("text"))
+    text = _text(props.get(s.TEXT))
     if text is None:
-        if action_type in MESSAGE_TYPES:
+        if action_type in s.MESSAGE_TYPES:
             malformed["message: no text"] += 1
         return None
-    speaker = _text(props.get("speaker")) or _DEFAULT_SPEAKERS.get(action_type) or action_type or "unknown"
-    return _time(props.get("timestamp"), "message", malformed), speaker, action_type, text
+    speaker = _text(props.get(s.SPEAKER)) or _DEFAULT_SPEAKERS.get(action_type) or action_type or "unknown"
+    return _time(props.get(s.TIMESTAMP), "message", malformed), speaker, action_type, text
 
 
 def read_turns(
     actions: Sequence[OwnedAction], model: str, dim: int | None, malformed: Counter, abort: Callable[[], None]
-) -> tuple[TurnTable, VectorSet, int]:
-    """The turns of `actions` in time order, their vectors, and how many lack one from `model`.
+) -> tuple[TurnTable, VectorSet, int, np.ndarray]:
+    """The turns of `actions` in time order, their vectors, how many lack one from `model`, and which
+    (positions) have none (a vector may come later: see `pickup`).
 
     Two passes: texts and times first, to sort; then vectors in that order, each packed as it is read
     (see `vector_rows`), so no reordering copy of the matrix is needed.
@@ -350,22 +176,22 @@ def read_turns(
         if position % 512 == 0:
             abort()
         props = row[7]
-        stored_model = props.get("embedding_model")
-        vectors = props.get("passage_embeddings") if stored_model == model else None
+        stored_model = props.get(s.EMBEDDING_MODEL)
+        vectors = props.get(s.PASSAGE_EMBEDDINGS) if stored_model == model else None
         passages = len(split[position]) if position in split else 1
         with_vectors += collector.add(position, stored_model, vectors, passages)
     vectors, bad = collector.build()
     without = len(rows) - with_vectors + len(bad) if dim is not None else len(rows)
     columns = [tuple(column) for column in zip(*rows, strict=True)][:7] if rows else []
-    return TurnTable(*columns, split=split), vectors, without
+    return TurnTable(*columns, split=split), vectors, without, vectors.without_rows(len(rows))
 
 
 def fact_of(item: OwnedFact, malformed: Counter) -> Fact | None:
     """The Fact an owned fact edge reads as (None without its texts); shared by builds and verification."""
     edge, props = item.edge, item.edge.properties
-    text = _text(props.get("text"))
-    head = "user" if item.head_is_user else _text(edge.from_vertex.properties.get("text"))
-    tail = "user" if item.tail_is_user else _text(edge.to_vertex.properties.get("text"))
+    text = _text(props.get(s.TEXT))
+    head = "user" if item.head_is_user else _text(edge.from_vertex.properties.get(s.TEXT))
+    tail = "user" if item.tail_is_user else _text(edge.to_vertex.properties.get(s.TEXT))
     if text is None or head is None or tail is None:
         malformed["fact: no text (or an endpoint without text)"] += 1
         return None
@@ -378,30 +204,30 @@ def fact_of(item: OwnedFact, malformed: Counter) -> Fact | None:
         tail,
         item.source_id,
         text,
-        _time(props.get("valid_at"), "fact", malformed),
-        _text(props.get("role")),
-        _confidence(props.get("confidence")),
+        _time(props.get(s.VALID_AT), "fact", malformed),
+        _text(props.get(s.ROLE)),
+        _confidence(props.get(s.CONFIDENCE)),
     )
 
 
-def _read_facts(
+def read_facts(
     owned: OwnedGraph, model: str, dim: int | None, malformed: Counter
-) -> tuple[tuple[Fact, ...], VectorSet]:
+) -> tuple[tuple[Fact, ...], VectorSet, np.ndarray]:
     facts: list[Fact] = []
     collector = VectorCollector("fact", model, dim, malformed)
     for item in owned.facts:
         fact = fact_of(item, malformed)
         if fact is not None:
             props = item.edge.properties
-            collector.add(len(facts), props.get("embedding_model"), props.get("embedding"), None)
+            collector.add(len(facts), props.get(s.EMBEDDING_MODEL), props.get(s.EMBEDDING), None)
             facts.append(fact)
     vectors, _ = collector.build()
-    return tuple(facts), vectors
+    return tuple(facts), vectors, vectors.without_rows(len(facts))
 
 
-def _read_entities(
+def read_entities(
     owned: OwnedGraph, facts: tuple[Fact, ...], model: str, dim: int | None, malformed: Counter
-) -> tuple[tuple[Entity, ...], VectorSet]:
+) -> tuple[tuple[Entity, ...], VectorSet, np.ndarray]:
     by_vertex: dict[int, list[int]] = {}
     for i, fact in enumerate(facts):
         by_vertex.setdefault(fact.head_vertex_id, []).append(i)
@@ -411,7 +237,7 @@ def _read_entities(
     collector = VectorCollector("entity", model, dim, malformed)
     for vertex in owned.entities:
         props = vertex.properties
-        text = _text(props.get("text"))
+        text = _text(props.get(s.TEXT))
         if text is None:
             malformed["entity: no text"] += 1
             continue
@@ -419,33 +245,33 @@ def _read_entities(
             by_vertex.get(vertex.id, ()),
             key=lambda i: (-(facts[i].confidence if facts[i].confidence is not None else -1.0), i),
         )
-        collector.add(len(entities), props.get("embedding_model"), props.get("embedding"), None)
+        collector.add(len(entities), props.get(s.EMBEDDING_MODEL), props.get(s.EMBEDDING), None)
         entities.append(Entity(vertex.id, text, tuple(ranked)))
     vectors, _ = collector.build()
-    return tuple(entities), vectors
+    return tuple(entities), vectors, vectors.without_rows(len(entities))
 
 
 def note_of(vertex: Any, malformed: Counter) -> Note | None:
     """The Note a Memory vertex reads as (None without content or id); shared by builds and verification."""
     props = vertex.properties
-    content = _text(props.get("content"))
-    memory_id = id_text(props.get("memory_id"))
+    content = _text(props.get(s.CONTENT))
+    memory_id = id_text(props.get(s.MEMORY_ID))
     if content is None or memory_id is None:
         malformed["memory: no content or memory_id"] += 1
         return None
     return Note(
         vertex.id,
         memory_id,
-        _text(props.get("path")) or memory_id,
+        _text(props.get(s.PATH)) or memory_id,
         content,
-        _time(props.get("updated_at"), "memory", malformed),
+        _time(props.get(s.UPDATED_AT), "memory", malformed),
         passages_of(content),
     )
 
 
-def read_memories(
+def read_notes(
     vertices: Sequence[Any], model: str, dim: int | None, malformed: Counter
-) -> tuple[tuple[Note, ...], VectorSet]:
+) -> tuple[tuple[Note, ...], VectorSet, np.ndarray]:
     """The notes of the user's Memory `vertices` and their passage vectors."""
     notes: list[Note] = []
     collector = VectorCollector("memory", model, dim, malformed)
@@ -455,11 +281,11 @@ def read_memories(
             continue
         props = vertex.properties
         collector.add(
-            len(notes), props.get("embedding_model"), props.get("passage_embeddings"), len(note.passages)
+            len(notes), props.get(s.EMBEDDING_MODEL), props.get(s.PASSAGE_EMBEDDINGS), len(note.passages)
         )
         notes.append(note)
     vectors, _ = collector.build()
-    return tuple(notes), vectors
+    return tuple(notes), vectors, vectors.without_rows(len(notes))
 
 
 #: The longest ontology `pool` read (a JSON string or a map); a longer one is skipped as malformed.
@@ -490,7 +316,7 @@ def relation_descriptions(ontologies: Sequence[Any], malformed: Counter) -> dict
 def _relation_types(vertex: Any) -> list | tuple | None:
     """The `relation_types` list of an ontology vertex's pool, or None when it cannot be read."""
     try:
-        pool = vertex.properties.get("pool")
+        pool = vertex.properties.get(s.POOL)
         if isinstance(pool, str):
             if len(pool) > MAX_POOL_CHARS:
                 return None

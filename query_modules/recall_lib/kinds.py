@@ -1,0 +1,11 @@
+"""The four kinds of item recall finds, caches and embeds: one vocabulary for lanes, rows, the cache,
+`recall.embed` and `recall.status`."""
+
+TURN = "turn"  # a message (an Action with text)
+ENTITY = "entity"
+FACT = "fact"
+NOTE = "note"  # a Memory vertex: a note the user saved on purpose
+KINDS = (TURN, ENTITY, FACT, NOTE)
+
+#: How `recall.embed` records and `recall.status` rows name each kind (public, unchanged since 0.1).
+PUBLIC_NAMES = {TURN: "messages", ENTITY: "entities", FACT: "edges", NOTE: "memories"}

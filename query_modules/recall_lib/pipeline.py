@@ -1,0 +1,156 @@
+"""One recall call, end to end over plain data: user -> snapshot -> lanes -> verified hits -> rows.
+
+The `@mgp` procedures only check arguments, hold module state (models, cache, limits) and turn what
+this returns into records (MAGE's split: logic in the helper package, glue in the module file).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from .cache import LiveGraph, RecallCache
+from .config import LANES, RecallConfig
+from .kinds import ENTITY, NOTE, TURN
+from .lanes import DERIVED, VECTOR_LANES, LaneResults, run_lanes
+from .models import ModelRegistry, ModelState
+from .ownership import labels_of
+from .snapshot import UserSnapshot, empty_snapshot
+from .vector_rows import unit_query
+from .verify import Verifier, hit_items, without_items
+
+
+@dataclass(frozen=True)
+class Recall:
+    snapshot: UserSnapshot
+    results: LaneResults
+    model: str
+
+
+@dataclass(frozen=True)
+class LaneRow:
+    """One `recall.lanes` record as plain data: graph objects by id (the glue fetches them)."""
+
+    lane: str
+    rank: int
+    score: float
+    vertex_id: int | None
+    fact_edge: tuple[int, int] | None  # (head vertex id, edge id) of a fact relationship
+    key: str
+    turn: str | None
+    passage: int | None
+    text: str
+
+
+def user_vertex(
+    live: LiveGraph, cache: RecallCache, user: Any, expected: str = "a user_id string or a :User node"
+) -> Any:
+    """The User vertex `user` names: a :User node as given, a user_id string looked up (None when
+    unknown); an error naming `user` for anything else."""
+    if isinstance(user, str) and user:
+        return cache.find_user(live, user)
+    if hasattr(user, "labels") and hasattr(user, "properties"):
+        if "User" not in labels_of(user):
+            found = ", ".join(sorted(labels_of(user))) or "no label"
+            raise ValueError(f"user must be {expected}, got a node with {found}")
+        return user
+    raise ValueError(f"user must be {expected}, got {user!r}")
+
+
+def question_vector(
+    models: ModelRegistry, question: str, cfg: RecallConfig, model: str, dim: int
+) -> np.ndarray:
+    """The question's unit vector: `query_vector` from the config (checked), else the model's."""
+    if cfg.query_vector is not None:
+        if len(cfg.query_vector) != dim:
+            raise ValueError(
+                f"config['query_vector'] must have {dim} numbers (the dimension of {model!r}), "
+                f"got {len(cfg.query_vector)}"
+            )
+        return unit_query(cfg.query_vector)
+    return unit_query(models.embed_queries([question], model, cfg.query_instruction)[0])
+
+
+def _why_vectors_off(snapshot: UserSnapshot, model: str, state: ModelState) -> str | None:
+    if not state.loaded:
+        return f"embedding model {model} could not load: {state.failure}"
+    if snapshot.has_units and not snapshot.has_vectors:
+        return f"this user has no vectors from {model} yet; run recall.embed"
+    return None
+
+
+def recall(
+    live: LiveGraph,
+    cache: RecallCache,
+    models: ModelRegistry,
+    user: Any,
+    question: str,
+    cfg: RecallConfig,
+    today: date | None = None,
+) -> Recall:
+    """The lanes for one user and question over the cached snapshot, every hit verified against the live
+    graph. A hit that fails means a stale snapshot: the user is built afresh and the lanes run again;
+    should a hit fail even then (a write between the two), it is dropped."""
+    model = models.check_name(cfg.embedding_model)
+    state = models.state(model)
+    if cfg.query_vector is not None and state.loaded:
+        question_vector(models, question, cfg, model, state.dimension)  # the dimension error, early
+    vertex = user_vertex(live, cache, user)
+    query: list[np.ndarray] = []  # the question's vector, computed once, for a second attempt
+
+    def lanes_over(snapshot: UserSnapshot) -> LaneResults:
+        vector_off = _why_vectors_off(snapshot, model, state)
+        vector = None
+        if vector_off is None and snapshot.has_vectors and set(VECTOR_LANES) & set(cfg.lanes):
+            if not query:
+                query.append(question_vector(models, question, cfg, model, state.dimension))
+            vector = query[0]
+        embed_types: Callable = lambda texts: models.embed_labels(texts, model)  # noqa: E731
+        return run_lanes(snapshot, question, vector, cfg, embed_types, vector_off, today)
+
+    if vertex is None:
+        snapshot = empty_snapshot(-1, user if isinstance(user, str) else None, model, state.dimension)
+        return Recall(snapshot, lanes_over(snapshot), model)
+    for fresh in (False, True):
+        entry = cache.entry(live, vertex, model, state.dimension, fresh=fresh)
+        results = lanes_over(entry.snapshot)
+        verifier = Verifier(
+            entry.snapshot, entry.actions, entry.owned_actions, vertex, live.vertex, cache.graph_index(live)
+        )
+        failing = verifier.failing(hit_items(results))
+        if not failing:
+            break
+    return Recall(entry.snapshot, without_items(results, failing) if failing else results, model)
+
+
+def lane_rows(found: Recall) -> list[LaneRow]:
+    """Every lane's hits, ranked, as plain rows (`recall.lanes`)."""
+    snapshot, rows = found.snapshot, []
+    for lane in (*LANES, *DERIVED):
+        for hit in found.results.of(lane):
+            vertex_id = fact_edge = turn = passage = None
+            if hit.kind == TURN:
+                item = snapshot.turns[hit.index]
+                vertex_id, key, turn, passage = item.vertex_id, item.action_id, item.action_id, hit.passage
+                text = item.passages[hit.passage] if hit.passage is not None else item.text
+            elif hit.kind == NOTE:
+                note = snapshot.notes[hit.index]
+                vertex_id, key, passage = note.vertex_id, note.memory_id, hit.passage
+                text = note.passages[hit.passage] if hit.passage is not None else note.content
+            elif hit.kind == ENTITY:
+                entity = snapshot.entities[hit.index]
+                vertex_id, key, text = entity.vertex_id, entity.text, entity.text
+            else:
+                fact = snapshot.facts[hit.index]
+                fact_edge, key, turn, text = (
+                    (fact.head_vertex_id, fact.edge_id),
+                    fact.identity,
+                    fact.source_id,
+                    fact.text,
+                )
+            rows.append(
+                LaneRow(lane, hit.rank, float(hit.score), vertex_id, fact_edge, key, turn, passage, text)
+            )
+    return rows

@@ -1,0 +1,74 @@
+"""The graph contract: every label, relationship type and property name recall reads or writes.
+
+The shape is the one the context-graph libraries (PyPI `sessions-graph`, `actions-graph`) write:
+
+    (:User {user_id})-[:HAD_SESSION]->(:Session {session_id, embedding_status, embedding_model,
+                                                  embedding_scheme, embedding_error})
+    (:Session)-[:HAS_ACTION]->(:Action)           a message or other action of the session
+    (:Session)-[:HAS_AGENT]->(:Agent)-[:HAS_ACTION]->(:Action)   actions an SDK agent recorded
+    (:Action {action_id, action_type, text, speaker, timestamp, session_id,
+              passage_embeddings, embedding_model})
+    (:Action)-[:HAS_CHUNK]->(:Chunk)<-[:MENTIONED_IN {sources: [action_id, ...]}]-(entity {text,
+              embedding, embedding_model})              an entity: any vertex without a label below
+    (entity or User)-[:ANY_TYPE {source_id, text, valid_at, role, confidence, embedding,
+              embedding_model}]->(entity or User)     a fact, read from the Action `source_id`
+    (:User)-[:HAS_MEMORY]->(:Memory {memory_id, path, content, updated_at, passage_embeddings,
+              embedding_model})                     a note the user saved on purpose
+    (:User)-[:ADOPTED]->(:OntologyVersion {pool})      `pool.relation_types`: [{label, description}]
+
+Who owns which of these is `ownership`'s business; what a property's value may look like, the readers'
+(`reading`). recall writes only vectors (`passage_embeddings`/`embedding` with `embedding_model`) and
+the Session embedding markers, in `recall.embed`.
+"""
+
+# Labels
+USER = "User"
+SESSION = "Session"
+ACTION = "Action"
+AGENT = "Agent"
+CHUNK = "Chunk"
+MEMORY = "Memory"
+ONTOLOGY = "OntologyVersion"
+#: Labels of the graph's structure: a vertex carrying one is never an entity.
+STRUCTURAL_LABELS = frozenset({USER, SESSION, ACTION, AGENT, CHUNK, MEMORY, ONTOLOGY})
+
+# Relationship types
+HAD_SESSION = "HAD_SESSION"
+HAS_ACTION = "HAS_ACTION"
+HAS_AGENT = "HAS_AGENT"
+HAS_CHUNK = "HAS_CHUNK"
+MENTIONED_IN = "MENTIONED_IN"
+HAS_MEMORY = "HAS_MEMORY"
+ADOPTED = "ADOPTED"
+#: Relationship types of the structure: an edge of one is never a fact.
+STRUCTURAL_TYPES = frozenset(
+    {HAD_SESSION, HAS_ACTION, HAS_AGENT, HAS_CHUNK, MENTIONED_IN, HAS_MEMORY, ADOPTED}
+)
+
+# Properties
+USER_ID = "user_id"
+SESSION_ID = "session_id"
+ACTION_ID = "action_id"
+ACTION_TYPE = "action_type"
+TEXT = "text"
+SPEAKER = "speaker"
+TIMESTAMP = "timestamp"
+SOURCES = "sources"
+SOURCE_ID = "source_id"
+VALID_AT = "valid_at"
+ROLE = "role"
+CONFIDENCE = "confidence"
+MEMORY_ID = "memory_id"
+PATH = "path"
+CONTENT = "content"
+UPDATED_AT = "updated_at"
+POOL = "pool"
+PASSAGE_EMBEDDINGS = "passage_embeddings"
+EMBEDDING = "embedding"
+EMBEDDING_MODEL = "embedding_model"
+EMBEDDING_STATUS = "embedding_status"
+EMBEDDING_SCHEME = "embedding_scheme"
+EMBEDDING_ERROR = "embedding_error"
+
+#: `action_type`s of messages (a message without text is malformed; another action is not).
+MESSAGE_TYPES = ("user_message", "assistant_message")

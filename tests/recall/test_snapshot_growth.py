@@ -1,0 +1,49 @@
+"""What a cached snapshot grows by: BM25 postings and vector rows appended answer exactly as a build over
+all turns would (the end-to-end equality of a refresh and a full build is in test_cache_freshness)."""
+
+from datetime import datetime, timezone
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from recall_lib.snapshot import FilterArrays
+from recall_lib.textindex import BM25Index
+from recall_lib.vector_rows import VectorSet
+
+WORDS = ["kayak", "paddle", "lake", "june", "garden", "roses", "hedge", "soup", "curry", "the", "a", "Été"]
+docs_strategy = st.lists(
+    st.lists(st.sampled_from(WORDS), min_size=0, max_size=8).map(" ".join), min_size=0, max_size=12
+)
+QUERIES = [[w.lower()] for w in WORDS] + [["kayak", "lake"], ["soup", "garden", "été"], ["missing"]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=docs_strategy, second=docs_strategy)
+def test_an_extended_index_searches_like_one_built_over_all_documents(first, second):
+    extended = BM25Index.build(first).extended(second)
+    whole = BM25Index.build(first + second)
+    assert extended.n_docs == whole.n_docs
+    for terms in QUERIES:
+        a_ids, a_scores = extended.search(terms, 20)
+        b_ids, b_scores = whole.search(terms, 20)
+        assert a_ids.tolist() == b_ids.tolist(), terms
+        np.testing.assert_allclose(a_scores, b_scores, rtol=1e-12)
+        assert extended.doc_freq(terms[0]) == whole.doc_freq(terms[0])
+
+
+def test_vector_rows_extend_with_shifted_owners_and_merge_keeping_items_grouped():
+    a = VectorSet(np.eye(3, dtype=np.float32)[:2], np.array([0, 2]), np.array([0, 0]))
+    b = VectorSet(np.eye(3, dtype=np.float32)[2:], np.array([0]), np.array([1]))
+    assert a.extended(b, 3).owner.tolist() == [0, 2, 3] and a.extended(VectorSet.empty(3), 3) is a
+    merged = a.with_rows(VectorSet(np.eye(3, dtype=np.float32)[2:], np.array([1]), np.array([0])))
+    assert merged.owner.tolist() == [0, 1, 2] and merged.groups is not None
+    assert merged.matrix[1].tolist() == [0.0, 0.0, 1.0]
+    assert a.without_rows(4).tolist() == [1, 3]
+
+
+def test_filter_arrays_add_renumbers_the_second_lists_sessions():
+    t = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    first = FilterArrays.of([t, None], ["b", None])
+    both = first + FilterArrays.of([None, t], ["a", "b"])
+    assert [both.sessions[c] if c >= 0 else None for c in both.session] == ["b", None, "a", "b"]
+    assert np.isnan(both.epoch[1]) and both.epoch[3] == t.timestamp()
