@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from recall_lib.lanes import top_items
-from recall_lib.reading import utc_time
 from recall_lib.models import BGE_QUERY_INSTRUCTION, ModelRegistry, ModelSettings, default_query_instruction
+from recall_lib.reading import utc_time
 from recall_lib.timeparse import to_utc
 from recall_lib.vector_rows import VectorSet
 from recall_lib.vectors import CURRENT, MISSING, OTHER_MODEL, classify

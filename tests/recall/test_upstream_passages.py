@@ -11,8 +11,8 @@ from contextlib import contextmanager
 
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
-from recall_lib.reading import passages_of
 from recall_lib.passages import PASSAGE_CHARS, split_passages
+from recall_lib.reading import passages_of
 from sessions_graph import passages as upstream
 from sessions_graph.passages import PASSAGE_CHARS as UPSTREAM_PASSAGE_CHARS
 from sessions_graph.passages import split_passages as upstream_split

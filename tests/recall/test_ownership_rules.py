@@ -1,0 +1,171 @@
+"""Each ownership rule on small fake vertices (no mgp, no runtime): the rule's check refuses what it must,
+and the walk down, growth and the upward check all apply it. Removing any single rule's condition from
+`recall_lib.ownership` makes a test here fail; the hypothesis oracle (test_recall_scoping) checks the
+whole set end to end."""
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from recall_lib.ownership import (
+    GraphIndex,
+    Upward,
+    action_id_skip,
+    action_skip,
+    admit_actions,
+    agent_skip,
+    collect_owned,
+    fact_ends,
+    memory_skip,
+    mention_skip,
+    session_skip,
+)
+
+
+@dataclass(frozen=True)
+class Name:
+    name: str
+
+
+@dataclass(eq=False)
+class FakeVertex:
+    id: int
+    labels: tuple
+    properties: dict
+    in_edges: list = field(default_factory=list)
+    out_edges: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class FakeEdge:
+    id: int
+    type: Name
+    from_vertex: Any
+    to_vertex: Any
+    properties: dict = field(default_factory=dict)
+
+
+class Graph:
+    def __init__(self) -> None:
+        self.vertices: list[FakeVertex] = []
+        self.edges = 0
+
+    def v(self, label: str | None = None, **props: Any) -> FakeVertex:
+        vertex = FakeVertex(len(self.vertices), (Name(label),) if label else (), props)
+        self.vertices.append(vertex)
+        return vertex
+
+    def e(self, start: FakeVertex, rel: str, end: FakeVertex, **props: Any) -> FakeEdge:
+        edge = FakeEdge(self.edges, Name(rel), start, end, props)
+        self.edges += 1
+        start.out_edges.append(edge)
+        end.in_edges.append(edge)
+        return edge
+
+    def index(self) -> GraphIndex:
+        return GraphIndex.scan(self.vertices)
+
+
+def two_users():
+    g = Graph()
+    ann, bob = g.v("User", user_id="ann"), g.v("User", user_id="bob")
+    mine, theirs = g.v("Session", session_id="s1"), g.v("Session", session_id="s2")
+    g.e(ann, "HAD_SESSION", mine)
+    g.e(bob, "HAD_SESSION", theirs)
+    return g, ann, bob, mine, theirs
+
+
+def test_a_session_is_the_users_only_when_they_are_its_sole_parent():
+    g, ann, bob, mine, theirs = two_users()
+    assert session_skip(mine, ann.id) is None
+    assert session_skip(theirs, ann.id) == "session_with_another_parent"
+    g.e(bob, "HAD_SESSION", mine)  # now shared
+    assert session_skip(mine, ann.id) == "session_with_another_parent"
+    assert session_skip(g.v("Agent"), ann.id) == "session_link_to_a_non_session"
+    owned = collect_owned(ann, g.index())
+    assert not owned.sessions and owned.skipped["session_with_another_parent"] == 1
+
+
+def test_an_agent_counts_only_when_every_session_linking_it_is_the_users():
+    g, ann, bob, mine, theirs = two_users()
+    agent = g.v("Agent")
+    g.e(mine, "HAS_AGENT", agent)
+    action = g.v("Action", action_id="a1", text="by the agent")
+    g.e(agent, "HAS_ACTION", action)
+    assert agent_skip(agent, {mine.id}) is None
+    assert [a.action_id for a in collect_owned(ann, g.index()).actions] == ["a1"]
+    g.e(theirs, "HAS_AGENT", agent)
+    assert agent_skip(agent, {mine.id}) == "agent_shared_with_another_user"
+    owned = collect_owned(ann, g.index())
+    assert owned.actions == [] and owned.skipped["agent_shared_with_another_user"] == 1
+    upward = Upward(ann, g.index(), {action.id})
+    assert upward.action(action, "a1") is None  # the upward check applies the same rule
+
+
+def test_an_action_counts_only_under_the_users_holders_and_with_an_id():
+    g, ann, bob, mine, theirs = two_users()
+    action = g.v("Action", action_id="a1", text="hi")
+    g.e(mine, "HAS_ACTION", action)
+    assert action_skip(action, {mine.id}) is None
+    g.e(theirs, "HAS_ACTION", action)
+    assert action_skip(action, {mine.id}) == "action_under_another_users_session"
+    assert Upward(ann, g.index(), {action.id}).action(action, "a1") is None
+    no_id = g.v("Action", text="no id")
+    g.e(mine, "HAS_ACTION", no_id)
+    assert action_skip(no_id, {mine.id}) == "action_without_id"
+    assert action_skip(g.v("Chunk"), {mine.id}) == "action_link_to_a_non_action"
+
+
+def test_an_action_id_held_outside_the_user_belongs_to_neither():
+    g, ann, bob, mine, theirs = two_users()
+    own, foreign = g.v("Action", action_id="x", text="mine"), g.v("Action", action_id="x", text="theirs")
+    g.e(mine, "HAS_ACTION", own)
+    g.e(theirs, "HAS_ACTION", foreign)
+    index = g.index()
+    assert action_id_skip("x", own.id, index, {own.id}) == "action_id_held_by_another_user"
+    assert action_id_skip("x", own.id, index, {own.id, foreign.id}) is None
+    skipped: Counter = Counter()
+    assert admit_actions({own.id: (own, "s1")}, {mine.id}, index, skipped) == []
+    assert skipped == {"action_id_held_by_another_user": 1}
+    assert Upward(ann, index, {own.id}).action(own, "x") is None
+    newer = g.v("Action", action_id="y", text="after the scan")
+    assert action_id_skip("y", newer.id, index, set()) == "action_not_in_index"
+    assert action_id_skip("y", newer.id, index, set(), unindexed_ok=True) is None
+
+
+def test_a_note_is_the_users_only_when_they_are_its_sole_parent():
+    g, ann, bob, *_ = two_users()
+    note = g.v("Memory", memory_id="m", content="note")
+    g.e(ann, "HAS_MEMORY", note)
+    assert memory_skip(note, ann.id) is None and Upward(ann, g.index(), set()).note(note)
+    g.e(bob, "HAS_MEMORY", note)
+    assert memory_skip(note, ann.id) == "note_shared_with_another_user"
+    assert not Upward(ann, g.index(), set()).note(note)
+    assert collect_owned(ann, g.index()).skipped["note_shared_with_another_user"] == 1
+
+
+def test_entities_come_by_a_mention_citing_the_users_action_and_facts_by_source_id():
+    g, ann, bob, mine, theirs = two_users()
+    action = g.v("Action", action_id="a1", text="I met Zoe")
+    g.e(mine, "HAS_ACTION", action)
+    chunk = g.v("Chunk")
+    g.e(action, "HAS_CHUNK", chunk)
+    zoe, ghost = g.v(text="Zoe"), g.v("Session", text="not an entity")
+    mention = g.e(zoe, "MENTIONED_IN", chunk, sources=["a1"])
+    g.e(ghost, "MENTIONED_IN", chunk, sources=["a1"])
+    assert mention_skip(mention, {"a1"}) is None and mention_skip(mention, {"b9"}) == ""
+    assert (
+        mention_skip(g.e(zoe, "MENTIONED_IN", chunk, sources="a1"), {"a1"})
+        == "mention_with_unreadable_sources"
+    )
+    fact = g.e(ann, "KNOWS", zoe, source_id="a1", text="Ann knows Zoe")
+    g.e(ann, "KNOWS", zoe, source_id="b9", text="not from Ann's action")
+    g.e(zoe, "VISITED", ghost, source_id="a1", text="a structural end")
+    assert fact_ends(fact, ann.id) == (True, False)
+    owned = collect_owned(ann, g.index())
+    assert [v.properties["text"] for v in owned.entities] == ["Zoe"]
+    assert [f.edge.id for f in owned.facts] == [fact.id]
+    assert (
+        owned.skipped["entity_with_structural_label"] == 1 and owned.skipped["fact_with_a_foreign_end"] == 1
+    )
+    assert fact_ends(g.e(ann, "SELF", ann), ann.id) is None  # a fact needs an entity on one end
