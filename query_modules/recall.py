@@ -20,6 +20,7 @@ from recall_lib.pipeline import lane_rows, recall
 from recall_lib.render import RenderContext
 from recall_lib.render import render as render_rows
 from recall_lib.rows import merge_rows
+from recall_lib.session_markers import mark_complete_sessions, sessions_of
 from recall_lib.status import status_rows
 from recall_lib.timeparse import parse_date_arg
 
@@ -169,6 +170,9 @@ def embed(
         state.dimension,
     )
     counts = write_vectors(plan.todo, vectors, model)  # cached users pick the vectors up (`pickup`)
+    # Upstream's markers: on the sessions this call touched, and on all in scope once nothing remains.
+    touched = units.sessions if plan.remaining == 0 else sessions_of(u.target for u in plan.todo).values()
+    mark_complete_sessions(touched, model)
     return mgp.Record(**counts, remaining=plan.remaining, model=model)
 
 

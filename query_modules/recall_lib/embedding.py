@@ -18,7 +18,7 @@ import numpy as np
 
 from . import schema as s
 from .kinds import ENTITY, FACT, KINDS, NOTE, PUBLIC_NAMES, TURN
-from .ownership import GraphIndex, OwnedGraph, collect_owned, labels_of
+from .ownership import GraphIndex, OwnedGraph, children, collect_owned, labels_of
 from .reading import fact_embedding_text, passages_of, relation_descriptions, utc_time
 from .vectors import CURRENT, classify
 
@@ -52,6 +52,7 @@ class Units:
     units: list[Unit]
     malformed: Counter
     skipped: Counter = field(default_factory=Counter)  # ownership rule -> items it turned away
+    sessions: list[Any] = field(default_factory=list)  # the Session vertices in scope
 
 
 def _text(value: Any) -> str | None:
@@ -104,7 +105,9 @@ def owned_units(owned: OwnedGraph) -> Units:
     units += [_entity_unit(v, malformed) for v in owned.entities]
     units += [_fact_unit(f.edge, f.head_is_user, f.tail_is_user, malformed) for f in owned.facts]
     units += [_memory_unit(v, malformed) for v in owned.notes]
-    return Units([u for u in units if u is not None], malformed, Counter(owned.skipped))
+    sessions = children(owned.user, s.HAD_SESSION)
+    in_scope = [sessions[i] for i in owned.sessions]
+    return Units([u for u in units if u is not None], malformed, Counter(owned.skipped), in_scope)
 
 
 def units_of(graph: Any, index: GraphIndex, user_id: str | None) -> Units:
@@ -123,10 +126,13 @@ def all_units(vertices: Iterable[Any], abort: Callable[[], None]) -> Units:
     """Every unit in the graph, whoever owns it (the default of `recall.embed`)."""
     malformed: Counter = Counter()
     found: dict[str, list[Unit | None]] = {kind: [] for kind in KINDS}
+    sessions = []
     for count, vertex in enumerate(vertices):
         if count % 512 == 0:
             abort()
         names = labels_of(vertex)
+        if s.SESSION in names:
+            sessions.append(vertex)
         if "Action" in names:
             found[TURN].append(_message_unit(vertex, malformed))
         elif "Memory" in names:
@@ -144,7 +150,7 @@ def all_units(vertices: Iterable[Any], abort: Callable[[], None]) -> Units:
             if head_user and tail_user:
                 continue
             found[FACT].append(_fact_unit(edge, head_user, tail_user, malformed))
-    return Units([u for kind in KINDS for u in found[kind] if u is not None], malformed)
+    return Units([u for kind in KINDS for u in found[kind] if u is not None], malformed, sessions=sessions)
 
 
 @dataclass(frozen=True)
