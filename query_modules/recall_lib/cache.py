@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from . import schema as s
+from .environment import env_number
 from .kinds import ENTITY, FACT, TURN
 from .ownership import (
     GraphIndex,
@@ -94,27 +95,9 @@ class CacheSettings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> "CacheSettings":
         env = os.environ if env is None else env
         problems = []
-        max_bytes = _setting(env, "RECALL_CACHE_BYTES", int, DEFAULT_BYTES, "an integer >= 0", problems)
-        max_age = _setting(
-            env, "RECALL_CACHE_MAX_AGE", float, DEFAULT_MAX_AGE, "a number of seconds >= 0", problems
-        )
+        max_bytes = env_number(env, "RECALL_CACHE_BYTES", int, DEFAULT_BYTES, 0, problems)
+        max_age = env_number(env, "RECALL_CACHE_MAX_AGE", float, DEFAULT_MAX_AGE, 0, problems)
         return cls(max_bytes, max_age, "; ".join(problems) or None)
-
-
-def _setting(
-    env: Mapping[str, str], name: str, kind: type, default: Any, expected: str, problems: list
-) -> Any:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = -1
-    if not 0 <= value < float("inf"):
-        problems.append(f"{name} must be {expected}, got {raw!r}")
-        return default
-    return value
 
 
 @dataclass

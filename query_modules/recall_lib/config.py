@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from .limits import DEFAULT_CEILINGS, Ceilings
+from .limits import DEFAULT_CEILINGS, WIDTH_KEYS, Ceilings
 from .ranking import RankingWeights
 from .timeparse import parse_bound_arg
 
@@ -271,21 +271,7 @@ _ALL = PROCEDURES
 #: The table: key -> (validator returning the parsed value, procedures that use the key), in table order.
 _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "lanes": (_lanes, _QUERYING),
-    **{
-        key: (_count, _QUERYING)
-        for key in (
-            "memories_k",
-            "turns_k",
-            "text_k",
-            "entities_k",
-            "edges_per_entity",
-            "facts_k",
-            "fact_turns_k",
-            "user_fact_types",
-            "user_facts_k",
-            "turn_chars",
-        )
-    },
+    **{key: (_count, _QUERYING) for key in (*WIDTH_KEYS, "turn_chars")},
     "turns_budget": (_count, _QUERYING),
     "fusion_k": (_bounded_int(1, 1000), _QUERYING),
     "fusion_depth": (_positive, _QUERYING),

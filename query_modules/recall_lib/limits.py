@@ -9,20 +9,23 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+from .environment import env_number
+
+#: The config keys that set how many of something a lane takes.
+WIDTH_KEYS = (
+    "memories_k",
+    "turns_k",
+    "text_k",
+    "entities_k",
+    "edges_per_entity",
+    "facts_k",
+    "fact_turns_k",
+    "user_fact_types",
+    "user_facts_k",
+)
 #: Config keys bounded by each ceiling (field name of `Ceilings`).
 CAPPED_KEYS: Mapping[str, tuple[str, ...]] = {
-    "rows": (
-        "memories_k",
-        "turns_k",
-        "text_k",
-        "entities_k",
-        "edges_per_entity",
-        "facts_k",
-        "fact_turns_k",
-        "user_fact_types",
-        "user_facts_k",
-        "turns_budget",
-    ),
+    "rows": (*WIDTH_KEYS, "turns_budget"),
     "fusion_depth": ("fusion_depth",),
     "turn_chars": ("turn_chars",),
     "embed_limit": ("limit",),
@@ -43,20 +46,12 @@ class Ceilings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Ceilings":
         env = os.environ if env is None else env
-        values: dict[str, int] = {}
-        problems = []
-        for name in VARIABLES:
-            raw = env.get(VARIABLES[name], "").strip()
-            if not raw:
-                continue
-            try:
-                value = int(raw)
-            except ValueError:
-                value = 0
-            if value < 1:
-                problems.append(f"{VARIABLES[name]} must be an integer >= 1, got {raw!r}")
-                continue
-            values[name] = value
+        problems: list[str] = []
+        defaults = cls()
+        values = {
+            name: env_number(env, var, int, getattr(defaults, name), 1, problems)
+            for name, var in VARIABLES.items()
+        }
         return cls(**values, problem="; ".join(problems) or None)
 
     def of_key(self, key: str) -> tuple[int, str] | None:

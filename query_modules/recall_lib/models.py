@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .environment import env_number
+
 DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
 BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
 _BGE_ENGLISH = re.compile(r"(^|/)bge-[^/]*-en(-|$)", re.IGNORECASE)
@@ -62,16 +64,7 @@ class ModelSettings:
                     folders = dict(parsed)
                 else:
                     problems.append("RECALL_MODELS must be a JSON object of model name -> folder")
-        threads = 1
-        raw_threads = env.get("RECALL_TORCH_THREADS", "").strip()
-        if raw_threads:
-            try:
-                threads = int(raw_threads)
-            except ValueError:
-                threads = 0
-            if threads < 1:
-                problems.append(f"RECALL_TORCH_THREADS must be an integer >= 1, got {raw_threads!r}")
-                threads = 1
+        threads = env_number(env, "RECALL_TORCH_THREADS", int, 1, 1, problems)
         return cls(folders, default, threads, "; ".join(problems) or None)
 
 

@@ -112,7 +112,7 @@ def test_settings_from_the_environment():
     bad = CacheSettings.from_env({"RECALL_CACHE_BYTES": "lots", "RECALL_CACHE_MAX_AGE": "-1"})
     assert (bad.max_bytes, bad.max_age) == (DEFAULT_BYTES, DEFAULT_MAX_AGE)
     assert "RECALL_CACHE_BYTES must be an integer >= 0, got 'lots'" in bad.problem
-    assert "RECALL_CACHE_MAX_AGE must be a number of seconds >= 0, got '-1'" in bad.problem
+    assert "RECALL_CACHE_MAX_AGE must be a number >= 0, got '-1'" in bad.problem
     assert "RECALL_CACHE_MAX_AGE" in CacheSettings.from_env({"RECALL_CACHE_MAX_AGE": "nan"}).problem
 
 
