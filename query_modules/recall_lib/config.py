@@ -75,10 +75,6 @@ class RecallConfig:
             self.fusion_k, self.speaker_boost, self.session_boost, self.neighbour_boost, self.date_boost
         )
 
-    def in_window(self, moment: datetime) -> bool:
-        """Whether the aware datetime ``moment`` lies inside ``since``..``until`` (open ends when unset)."""
-        return (self.since is None or moment >= self.since) and (self.until is None or moment <= self.until)
-
 
 def parse_config(config: Mapping, procedure: str, ceilings: Ceilings = DEFAULT_CEILINGS) -> RecallConfig:
     """``config`` validated for ``procedure`` (``render``, ``lanes``, ``embed`` or ``status``).

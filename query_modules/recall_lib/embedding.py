@@ -39,7 +39,7 @@ class Unit:
 
     def stored(self) -> tuple[Any, Any]:
         props = self.target.properties
-        return props.get("embedding_model"), props.get(_VECTOR_KEY[self.kind])
+        return props.get(s.EMBEDDING_MODEL), props.get(_VECTOR_KEY[self.kind])
 
     def status(self, model: str, dim: int | None) -> str:
         stored_model, vectors = self.stored()
@@ -60,7 +60,7 @@ def _text(value: Any) -> str | None:
 
 
 def _message_unit(vertex: Any, malformed: Counter) -> Unit | None:
-    text = _text(vertex.properties.get("text"))
+    text = _text(vertex.properties.get(s.TEXT))
     if text is None:
         if vertex.properties.get("action_type") in s.MESSAGE_TYPES:
             malformed["message: no text"] += 1
@@ -72,7 +72,7 @@ def _message_unit(vertex: Any, malformed: Counter) -> Unit | None:
 
 
 def _entity_unit(vertex: Any, malformed: Counter) -> Unit | None:
-    text = _text(vertex.properties.get("text"))
+    text = _text(vertex.properties.get(s.TEXT))
     if text is None:
         malformed["entity: no text"] += 1
         return None
@@ -88,9 +88,9 @@ def _memory_unit(vertex: Any, malformed: Counter) -> Unit | None:
 
 
 def _fact_unit(edge: Any, head_is_user: bool, tail_is_user: bool, malformed: Counter) -> Unit | None:
-    text = _text(edge.properties.get("text"))
-    head = "user" if head_is_user else _text(edge.from_vertex.properties.get("text"))
-    tail = "user" if tail_is_user else _text(edge.to_vertex.properties.get("text"))
+    text = _text(edge.properties.get(s.TEXT))
+    head = "user" if head_is_user else _text(edge.from_vertex.properties.get(s.TEXT))
+    tail = "user" if tail_is_user else _text(edge.to_vertex.properties.get(s.TEXT))
     if text is None or head is None or tail is None:
         malformed["fact: no text (or an endpoint without text)"] += 1
         return None
@@ -133,18 +133,18 @@ def all_units(vertices: Iterable[Any], abort: Callable[[], None]) -> Units:
         names = labels_of(vertex)
         if s.SESSION in names:
             sessions.append(vertex)
-        if "Action" in names:
+        if s.ACTION in names:
             found[TURN].append(_message_unit(vertex, malformed))
-        elif "Memory" in names:
+        elif s.MEMORY in names:
             found[NOTE].append(_memory_unit(vertex, malformed))
-        elif not names & s.STRUCTURAL_LABELS and any(e.type.name == "MENTIONED_IN" for e in vertex.out_edges):
+        elif not names & s.STRUCTURAL_LABELS and any(e.type.name == s.MENTIONED_IN for e in vertex.out_edges):
             found[ENTITY].append(_entity_unit(vertex, malformed))
-        if names & s.STRUCTURAL_LABELS and "User" not in names:
+        if names & s.STRUCTURAL_LABELS and s.USER not in names:
             continue
         for edge in vertex.out_edges:
-            if edge.type.name in s.STRUCTURAL_TYPES or edge.properties.get("source_id") is None:
+            if edge.type.name in s.STRUCTURAL_TYPES or edge.properties.get(s.SOURCE_ID) is None:
                 continue
-            head_user, tail_user = "User" in names, "User" in labels_of(edge.to_vertex)
+            head_user, tail_user = s.USER in names, s.USER in labels_of(edge.to_vertex)
             if labels_of(edge.to_vertex) & s.STRUCTURAL_LABELS and not tail_user:
                 continue
             if head_user and tail_user:
@@ -253,6 +253,6 @@ def write_vectors(todo: Sequence[Unit], vectors: Sequence[list[list[float]]], mo
     for unit, unit_vectors in zip(todo, vectors, strict=True):
         props = unit.target.properties
         props.set(_VECTOR_KEY[unit.kind], unit_vectors if unit.by_passage else unit_vectors[0])
-        props.set("embedding_model", model)
+        props.set(s.EMBEDDING_MODEL, model)
         counts[PUBLIC_NAMES[unit.kind]] += 1
     return counts

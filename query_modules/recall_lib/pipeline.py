@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from . import schema as s
 from .cache import LiveGraph, RecallCache
 from .config import LANES, RecallConfig
 from .kinds import ENTITY, NOTE, TURN
@@ -52,7 +53,7 @@ def user_vertex(
     if isinstance(user, str) and user:
         return cache.find_user(live, user)
     if hasattr(user, "labels") and hasattr(user, "properties"):
-        if "User" not in labels_of(user):
+        if s.USER not in labels_of(user):
             found = ", ".join(sorted(labels_of(user))) or "no label"
             raise ValueError(f"user must be {expected}, got a node with {found}")
         return user

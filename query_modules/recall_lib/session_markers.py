@@ -49,7 +49,7 @@ def complete(session: Any, model: str) -> bool:
         if props.get(s.TEXT) is not None and not _embedded(props, s.PASSAGE_EMBEDDINGS, model):
             return False
         chunks.update(children(action, s.HAS_CHUNK))
-    hashes = {chunk.properties.get("hash") for chunk in chunks.values()} - {None}
+    hashes = {chunk.properties.get(s.HASH) for chunk in chunks.values()} - {None}
     for chunk in chunks.values():
         for mention in chunk.in_edges:
             if mention.type.name != s.MENTIONED_IN:
@@ -61,7 +61,7 @@ def complete(session: Any, model: str) -> bool:
                 return False
             for edge in (*entity.out_edges, *entity.in_edges):
                 props = edge.properties
-                if props.get("chunk") in hashes and props.get(s.TEXT) is not None:
+                if props.get(s.CHUNK_HASH) in hashes and props.get(s.TEXT) is not None:
                     if not _embedded(props, s.EMBEDDING, model):
                         return False
     return True

@@ -14,6 +14,7 @@ from datetime import datetime
 
 import numpy as np
 
+from . import schema as s
 from .kinds import ENTITY, FACT, NOTE
 from .ownership import OwnedAction, OwnedGraph, id_text
 from .ranking import TurnFacts, neighbour_links
@@ -207,7 +208,7 @@ def build_snapshot(owned: OwnedGraph, model: str, dim: int | None, abort: Callab
     fact_filter, fact_types = _fact_derived(part.facts, turns, turn_by_action, sessions)
     return UserSnapshot(
         user_vertex_id=owned.user.id,
-        user_id=id_text(owned.user.properties.get("user_id")),
+        user_id=id_text(owned.user.properties.get(s.USER_ID)),
         model=model,
         dimension=dim,
         turns=turns,
@@ -237,7 +238,7 @@ class _NoUser:
     """Stands in for a User vertex no one owns anything under."""
 
     def __init__(self, vertex_id: int, user_id: str | None) -> None:
-        self.id, self.properties = vertex_id, {"user_id": user_id}
+        self.id, self.properties = vertex_id, {s.USER_ID: user_id}
 
 
 # -- deriving from an older snapshot ----------------------------------------------------------------
