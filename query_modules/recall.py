@@ -10,6 +10,7 @@ a failing import here would silently remove every `recall.*` procedure.
 from typing import Any
 
 import mgp
+from recall_lib import schema
 from recall_lib.cache import RecallCache
 from recall_lib.config import parse_config
 from recall_lib.embedding import compute_vectors, encodable, plan_embedding, units_of, write_vectors
@@ -211,6 +212,6 @@ def invalidate(
     expected = "user must be a user_id string, a :User node or null"
     if not isinstance(user, mgp.Vertex):
         raise ValueError(f"{expected}, got {user!r}")
-    if "User" not in labels_of(user):
+    if schema.USER not in labels_of(user):
         raise ValueError(f"{expected}, got a node with {', '.join(sorted(labels_of(user))) or 'no label'}")
-    return mgp.Record(dropped=CACHE.invalidate(id_text(user.properties.get("user_id")), user.id))
+    return mgp.Record(dropped=CACHE.invalidate(id_text(user.properties.get(schema.USER_ID)), user.id))
