@@ -6,6 +6,7 @@
 
 import logging
 
+from .api_counts import ApiCounts
 from .errors import (
     ArgumentError,
     GraphFileError,
@@ -22,6 +23,7 @@ from .store import GraphStore
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
+    "ApiCounts",
     "ArgumentError",
     "EdgeRef",
     "GraphFileError",

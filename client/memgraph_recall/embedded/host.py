@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from . import interchange
+from .api_counts import ApiCounts, counting_api
 from .errors import ArgumentError, ProcedureError, ProcedureNotFoundError, QueryTimeoutError, ResultError
 from .marshal import to_output, to_proc_value
 from .registry import Context, ModuleRegistry, Registration, running
@@ -205,11 +206,13 @@ class Runtime:
                 for name, spec in sorted(self._functions.items())]
 
     # -- calls ----------------------------------------------------------------------------------
-    def call(self, name: str, *args: Any, timeout: float | None = None) -> list[dict[str, Any]]:
+    def call(self, name: str, *args: Any, timeout: float | None = None,
+             api_counts: ApiCounts | None = None) -> list[dict[str, Any]]:
         """`CALL name(args...)`: positional arguments as Cypher passes them; rows as dicts.
 
         `timeout` (seconds) makes `ctx.check_must_abort()` raise AbortError once elapsed, and fails
-        the call (rolling back writes) if the procedure finishes after it.
+        the call (rolling back writes) if the procedure finishes after it. `api_counts` adds the
+        procedure-API calls the procedure makes to that object (see `api_counts`; off: no cost).
         """
         spec = self._procedures.get(name)
         if spec is None:
@@ -217,7 +220,9 @@ class Runtime:
         deadline = _deadline(timeout)
         if not spec.required <= len(args) <= len(spec.args):
             raise _arity_error(spec)
-        scope = CallScope(self.store, spec.is_write, deadline, time.time_ns() // 1000)
+        if api_counts is not None and not isinstance(api_counts, ApiCounts):
+            raise TypeError(f"api_counts must be an ApiCounts or None, got {type(api_counts).__name__}")
+        scope = CallScope(self.store, spec.is_write, deadline, time.time_ns() // 1000, counts=api_counts)
         if spec.is_write:
             with self.store.transaction():
                 return self._run(spec, args, scope)
@@ -231,11 +236,12 @@ class Runtime:
     def _run(self, spec: Registration, args: tuple, scope: CallScope) -> list[dict[str, Any]]:
         """Run a procedure under the caller's lock: arguments, call, result checks, invalidation."""
         with mgp_installed() as mgp, running(self._contexts[spec.module]):
+            api = mgp if scope.counts is None else counting_api(mgp)
             try:
-                values = self._arguments(spec, args, scope)
+                values = self._arguments(spec, args, scope, api)
                 try:
                     if spec.takes_ctx:
-                        result = spec.func(mgp.ProcCtx(scope), *values)
+                        result = spec.func(api.ProcCtx(scope), *values)
                     else:
                         result = spec.func(*values)
                 except mgp.AbortError as exc:
@@ -261,7 +267,7 @@ class Runtime:
         scope = CallScope(self.store, False)
         with self.store.lock.read(), mgp_installed() as mgp, running(self._contexts[spec.module]):
             try:
-                values = self._arguments(spec, args, scope)
+                values = self._arguments(spec, args, scope, mgp)
                 try:
                     result = spec.func(mgp.FuncCtx(scope), *values) if spec.takes_ctx else spec.func(*values)
                 except Exception as exc:
@@ -273,12 +279,13 @@ class Runtime:
             finally:
                 scope.valid = False
 
-    def _arguments(self, spec: Registration, args: tuple, scope: CallScope) -> list[Any]:
-        """Convert and type-check the caller's arguments, then append fresh copies of defaults."""
+    def _arguments(self, spec: Registration, args: tuple, scope: CallScope, api: Any) -> list[Any]:
+        """Convert and type-check the caller's arguments, then append fresh copies of defaults;
+        graph elements become `api`'s classes (our mgp's, or its counting subclasses)."""
         values = []
         for position, (arg, value) in enumerate(zip(spec.args, args, strict=False)):
             try:
-                converted = to_proc_value(value, scope, self._mgp)
+                converted = to_proc_value(value, scope, api)
             except (TypeError, OverflowError) as exc:
                 where = _where(spec, position)
                 raise ArgumentError(f"{where} is not a value Cypher can pass: {exc}.") from None

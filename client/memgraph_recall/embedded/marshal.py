@@ -11,7 +11,7 @@ detached `Node`/`Relationship`/`GraphPath` snapshots).
 
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 from .scope import CallScope
@@ -25,9 +25,10 @@ def _type_name(kind: type) -> str:
     return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
 
 
-def to_proc_value(value: Any, scope: CallScope, mgp: ModuleType) -> Any:
-    """A caller's argument as the procedure receives it. Raises TypeError (not a Cypher value),
-    OverflowError (int outside int64) or LookupError (the referenced element does not exist)."""
+def to_proc_value(value: Any, scope: CallScope, mgp: ModuleType | SimpleNamespace) -> Any:
+    """A caller's argument as the procedure receives it, graph elements as `mgp.Vertex`, `.Edge` and
+    `.Path` (our mgp's classes, or the counting ones of `api_counts`). Raises TypeError (not a Cypher
+    value), OverflowError (int outside int64) or LookupError (the referenced element does not exist)."""
     kind = type(value)
     if kind in _PASS_THROUGH:
         return value
@@ -54,7 +55,7 @@ def to_proc_value(value: Any, scope: CallScope, mgp: ModuleType) -> Any:
     raise TypeError(f"{_type_name(kind)} is not a Cypher value")
 
 
-def _path_argument(path: GraphPath, scope: CallScope, mgp: ModuleType) -> Any:
+def _path_argument(path: GraphPath, scope: CallScope, mgp: ModuleType | SimpleNamespace) -> Any:
     if not path.nodes:
         raise TypeError("a path needs at least one node")
     live = mgp.Path(mgp.Vertex(scope.store.get_vertex(path.nodes[0].id), scope))
