@@ -70,9 +70,41 @@ def test_eval_locomo_small_slice(tmp_path):
     assert json.loads(out.read_text()) == headline
 
 
-def test_bench_scale_one_small_size():
-    figures = bench_scale.measure(200, seed=1, n_questions=20)
+@pytest.fixture(scope="module")
+def small_scale() -> dict:
+    """bench_scale's figures for one small size (measured once for the tests below)."""
+    return bench_scale.measure(200, seed=1, n_questions=20)
+
+
+def test_bench_scale_one_small_size(small_scale):
+    figures = small_scale
     assert set(bench_scale.HEADLINE) <= set(figures)
     assert all(figures[k] > 0 for k in bench_scale.HEADLINE)
     details = figures["details"]
     assert details["questions"] == 20 and details["counts"]["synth-0"]["messages"] == 200
+    assert details["pause_gc"] is False and set(details["collector_ms"]) == set(bench_scale.PHASES)
+    api = figures["api_calls"]
+    assert set(api) == set(bench_scale.PHASES)
+    assert all(set(counts) == set(bench_scale.API_KINDS) for counts in api.values())
+    # a cold build reads every message (200 of them, at least text and vectors), a warm call far less
+    assert api["cold"]["properties"] >= 2 * 200 and api["cold"]["total"] > 2 * api["warm"]["total"] > 0
+    assert details["read_floor_api_calls"]["properties"] == 7 * details["counts"]["synth-0"]["messages"]
+    assert details["cache"]["warm"] == {"hits": 20} and details["cache"]["refresh"].get("refreshes") == 5
+
+
+def test_bench_scale_report_and_headline(small_scale, tmp_path):
+    figures = small_scale
+    paused = {**figures, "cold_ms": 1.5}
+    info = {"command": "python scripts/bench_scale.py", "date": "d", "machine": "m", "commit": "c",
+            "blas_threads": "1"}
+    bench_scale.write_report(tmp_path, info, {"200": figures}, {"200": paused})
+    report = (tmp_path / "README.md").read_text()
+    assert "Procedure-API calls per call" in report and "| 200 | cold |" in report
+    assert "median, host pauses the collector" in report and "| 1.500 |" in report
+    assert (tmp_path / "scale.png").stat().st_size > 0
+    saved = json.loads((tmp_path / "details.json").read_text())
+    assert set(saved) == {"provenance", "results", "host_gc_pause"}
+    head = bench_scale.headline({"200": figures}, {"200": paused})["200"]
+    assert set(head) == {*bench_scale.HEADLINE, "api_calls", "host_gc_pause"}
+    assert head["api_calls"] == {phase: figures["api_calls"][phase]["total"] for phase in bench_scale.PHASES}
+    assert head["host_gc_pause"]["cold_ms"] == 1.5

@@ -30,6 +30,7 @@ from typing import Any
 
 from . import interchange
 from .api_counts import ApiCounts, counting_api
+from .collector import collector_paused
 from .errors import ArgumentError, ProcedureError, ProcedureNotFoundError, QueryTimeoutError, ResultError
 from .marshal import to_output, to_proc_value
 from .registry import Context, ModuleRegistry, Registration, running
@@ -98,11 +99,17 @@ def _arity_error(spec: Registration) -> ArgumentError:
 class Runtime:
     """Query modules from `modules_dir`, a graph store, and Cypher-like calls into the modules."""
 
-    def __init__(self, modules_dir: str | Path, *, log_capacity: int = 10_000) -> None:
+    def __init__(self, modules_dir: str | Path, *, log_capacity: int = 10_000,
+                 pause_gc: bool = False) -> None:
+        """`pause_gc`: keep Python's cyclic garbage collector off while procedures run (process-wide;
+        off by default, see `collector`)."""
         folder = Path(modules_dir).resolve()
         if not folder.is_dir():
             raise ValueError(f"modules_dir must be an existing folder of query modules, got {modules_dir!r}")
+        if type(pause_gc) is not bool:
+            raise TypeError(f"pause_gc must be True or False, got {pause_gc!r}")
         self.modules_dir = folder
+        self.pause_gc = pause_gc
         self.store = GraphStore()
         self.load_errors: dict[str, str] = {}
         self.logs: deque[tuple[str, str]] = deque(maxlen=log_capacity)
@@ -234,7 +241,14 @@ class Runtime:
             lock.release_read()
 
     def _run(self, spec: Registration, args: tuple, scope: CallScope) -> list[dict[str, Any]]:
-        """Run a procedure under the caller's lock: arguments, call, result checks, invalidation."""
+        """Run a procedure under the caller's lock, with the collector paused if this runtime asks."""
+        if self.pause_gc:
+            with collector_paused():
+                return self._run_procedure(spec, args, scope)
+        return self._run_procedure(spec, args, scope)
+
+    def _run_procedure(self, spec: Registration, args: tuple, scope: CallScope) -> list[dict[str, Any]]:
+        """Arguments, call, result checks, invalidation of the objects handed out."""
         with mgp_installed() as mgp, running(self._contexts[spec.module]):
             api = mgp if scope.counts is None else counting_api(mgp)
             try:
