@@ -354,7 +354,7 @@ def measure(size: int, seed: int, n_questions: int, pause_gc: bool = False) -> d
             "warm_vector_p95_ms": ms(percentile(vector_s, 0.95)),
             "limit_ratio": round(statistics.median(vector_s) / statistics.median(limit_s), 2),
             "cold_via_invalidate": has_invalidate,
-            "cold_cpu_ms": ms(statistics.median(cold.cpu[1:])) if has_invalidate else None,
+            "cpu_ms": {phase: phases[phase].median_ms("cpu") for phase in PHASES},
             "samples_ms": {phase: [ms(s) for s in phases[phase].wall] for phase in PHASES if phase != "warm"},
             "collector_ms": {phase: phases[phase].median_ms("collector") for phase in PHASES},
             "collector_samples_ms": {phase: [ms(s) for s in phases[phase].collector]
@@ -402,6 +402,19 @@ def targets_lines(results: dict[str, dict], paused: dict[str, dict]) -> list[str
                             "for comparison: host pauses the collector"], rows)]
 
 
+def runs_lines(results: dict[str, dict], paused: dict[str, dict]) -> list[str]:
+    """Each child process's phase times at the targets' size (how much separate processes vary)."""
+    key = str(TARGETS_AT)
+    if key not in results:
+        return []
+    rows = [[mode, number + 1, *(run[k] for k in PAUSED_HEADLINE)]
+            for mode, table in (("collector running", results), ("host pauses the collector", paused))
+            if key in table for number, run in enumerate(table[key]["runs"])]
+    return [f"Each run at {TARGETS_AT:,} messages (a fresh process; the figures above are the medians over "
+            "the runs):", "",
+            markdown_table(["mode", "run", "cold", "warm median", "refresh", "after a deletion"], rows), ""]
+
+
 def api_lines(results: dict[str, dict]) -> list[str]:
     rows = []
     for size in sorted(results, key=int):
@@ -411,11 +424,12 @@ def api_lines(results: dict[str, dict]) -> list[str]:
         for phase in PHASES:
             counts = r["api_calls"].get(phase)
             if counts:
-                rows.append([f"{int(size):,}", phase, wall[phase], *(f"{counts[k]:,}" for k in API_KINDS)])
+                rows.append([f"{int(size):,}", phase, wall[phase], r["details"]["cpu_ms"][phase],
+                             *(f"{counts[k]:,}" for k in API_KINDS)])
         floor = r["details"]["read_floor_api_calls"]
-        rows.append([f"{int(size):,}", "read floor", r["details"]["read_floor_ms"],
+        rows.append([f"{int(size):,}", "read floor", r["details"]["read_floor_ms"], "-",
                      *(f"{floor[k]:,}" for k in API_KINDS)])
-    return [markdown_table(["messages", "call", "wall (ms)", *API_KINDS], rows)]
+    return [markdown_table(["messages", "call", "wall (ms)", "CPU (ms)", *API_KINDS], rows)]
 
 
 def collector_lines(results: dict[str, dict], paused: dict[str, dict]) -> list[str]:
@@ -482,7 +496,7 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict], paused: di
     rows = []
     for size in sizes:
         r, d = results[size], results[size]["details"]
-        rows.append([f"{int(size):,}", r["cold_ms"], d.get("cold_cpu_ms"), d.get("read_floor_ms"),
+        rows.append([f"{int(size):,}", r["cold_ms"], d["cpu_ms"]["cold"], d["read_floor_ms"],
                      r["forget_ms"], r["warm_median_ms"], r["warm_p95_ms"], d["warm_vector_median_ms"],
                      r["question_embed_ms"], r["limit_ms"], f"{d['limit_ratio']}x", r["refresh_ms"],
                      d["concurrent4_median_ms"], r["concurrent4_p95_ms"], d["rss_after_load_mb"],
@@ -496,7 +510,8 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict], paused: di
              "Python process), **not Memgraph's**. Times in ms. One target user among other users holding "
              "as many messages again; synthetic text and topic-structured 384-d vectors (no model cost at "
              "build). Python's cyclic collector runs as a server's would (never paused) unless a table "
-             "says otherwise.", "",
+             "says otherwise. The machine is shared: other work may run during a measurement, which "
+             "inflates wall time more than the calling thread's CPU time (shown beside it).", "",
              *provenance_lines(info), "", markdown_table(headers, rows), "",
              f"- Warm: median and p95 over {first['questions']} different questions, question embedding "
              "included; `vector given` passes a precomputed `query_vector` (embedding excluded). `question "
@@ -504,8 +519,8 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict], paused: di
              "- Cold: first call after the user's data changed, model loaded (median of the very first call "
              "and " + ("the calls right after `recall.invalidate`" if first["cold_via_invalidate"]
                        else "nothing else: the module has no `recall.invalidate`")
-             + f", {COLD_SAMPLES} in all; `cold, CPU`: the calling thread's CPU time in the calls after "
-             "`recall.invalidate`, which a busy shared machine does not inflate as much as wall time). "
+             + f", {COLD_SAMPLES} in all; `cold, CPU`: the calling thread's CPU time in those calls, which "
+             "a busy shared machine does not inflate as much as wall time). "
              "After a session is deleted: first call after one of the user's sessions and its messages were "
              f"deleted, median of {FORGET_SAMPLES}. Refresh: first call after one new session (30 turns) was "
              f"written, median of {REFRESH_SAMPLES}.",
@@ -520,9 +535,11 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict], paused: di
              f"- 4 callers: {THREADS} threads calling at once on a warm cache (embedding included), "
              f"{first['concurrent4_calls']} calls.",
              "- Peak RSS: the measuring process's high-water mark, graph build included.",
+             f"- Runs: {len(results[sizes[0]]['runs'])} fresh process(es) per size and mode; each figure is "
+             "the median over them.",
              f"- BLAS threads in the measuring process: {info['blas_threads']} (recall and the limit alike); "
              "torch threads as the module sets them (`RECALL_TORCH_THREADS`, default 1).", "",
-             "## Targets (issue #13)", "", *targets_lines(results, paused), "",
+             "## Targets (issue #13)", "", *targets_lines(results, paused), "", *runs_lines(results, paused),
              "For reference, the upstream's exact Cypher scan inside Memgraph took 0.7 s at 10k and 6.7 s at "
              "100k messages.", "",
              "## Procedure-API calls per call", "",
@@ -532,14 +549,16 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict], paused: di
              "handed out (lookups by id, `from_vertex`/`to_vertex`, each `in_edges`/`out_edges` step, "
              "the vertex scan); `properties`/`labels`: values read; `types`: `edge.type`; `ids`: `.id`. "
              "Multiplied by per-call costs measured on a real server, they estimate its time; the "
-             "stand-in's own per-call costs are not Memgraph's. The wall time beside them is the phase's "
-             "median from the table above.", "",
+             "stand-in's own per-call costs are not Memgraph's. Beside them, the phase's median wall time "
+             "(from the table above) and the calling thread's median CPU time in the same calls.", "",
              *api_lines(results), "",
              "## The collector", "",
              "Median milliseconds of each call, the part of it Python's cyclic collector ran "
              "(`gc.callbacks`, inside the same timed calls), and the same call in a second run where the "
-             "embedded host paused the collector around each procedure call (`Runtime(pause_gc=True)`, "
-             "off by default; collections deferred by the pause happen after the call).", "",
+             "embedded host paused the collector around each procedure call (`Runtime(pause_gc=True)`; "
+             "collections deferred by the pause happen after the call). The pause is off by default: the "
+             "collector's work here is mostly the module's own objects, which a real server's heap holds "
+             "too, and the switch is process-wide.", "",
              *collector_lines(results, paused), "",
              cache_line(results), "",
              "![latency against history size](scale.png)", ""]
@@ -568,6 +587,40 @@ def run_child(size: int, args: argparse.Namespace, env: dict, folder: Path, paus
     return json.loads(out.read_text())
 
 
+def combined(runs: list[dict]) -> dict:
+    """One size's figures over several child processes (the same process varies less than two do):
+    each number the median over the runs, sample lists joined, the rest as the first run has it, and
+    every run's four phase times kept under `runs`."""
+
+    def merge(values: list) -> object:
+        first = values[0]
+        if isinstance(first, dict):
+            return {key: merge([v[key] for v in values if key in v]) for key in first}
+        if isinstance(first, list):
+            return [item for value in values for item in value]
+        if isinstance(first, bool) or not isinstance(first, int | float):
+            return first
+        if isinstance(first, int):
+            return statistics.median_low(values)
+        return round(statistics.median(values), 2)
+
+    figures = merge(runs)
+    figures["runs"] = [{key: run[key] for key in PAUSED_HEADLINE} for run in runs]
+    return figures
+
+
+def measured(size: int, args: argparse.Namespace, env: dict, folder: Path, pause_gc: bool) -> dict:
+    """`args.runs` child processes for one size, combined; each run's phase times printed."""
+    runs = []
+    for _ in range(args.runs):
+        r = run_child(size, args, env, folder, pause_gc)
+        runs.append(r)
+        print(f"  {'host pauses the collector: ' if pause_gc else ''}cold {r['cold_ms']} ms, warm median "
+              f"{r['warm_median_ms']} ms, refresh {r['refresh_ms']} ms, after a deletion "
+              f"{r['forget_ms']} ms, peak RSS {r['peak_rss_mb']} MB", flush=True)
+    return combined(runs)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=parse_sizes, default=parse_sizes("1000,10000,100000"),
@@ -581,6 +634,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="BLAS threads in the measuring process, for recall and the limit alike "
                              "(default 1: a gemv over one user's vectors is memory-bound, and idle BLAS "
                              "threads add wake-up jitter on a shared machine)")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="child processes per size and mode; figures are the medians over them "
+                             "(default 1)")
     parser.add_argument("--no-paused-run", action="store_true",
                         help="skip the second run per size in which the host pauses the collector")
     parser.add_argument("--one-size", type=int, help=argparse.SUPPRESS)
@@ -591,6 +647,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--questions: expected an integer >= 20, got {args.questions}")
     if args.blas_threads < 1:
         parser.error(f"--blas-threads: expected an integer >= 1, got {args.blas_threads}")
+    if args.runs < 1:
+        parser.error(f"--runs: expected an integer >= 1, got {args.runs}")
     if args.one_size is not None:  # child process: one size, figures to --out
         args.out.write_text(json.dumps(measure(args.one_size, args.seed, args.questions, args.pause_gc)))
         return 0
@@ -603,15 +661,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
             print(f"measuring {size:,} messages ...", flush=True)
-            r = results[str(size)] = run_child(size, args, env, Path(tmp), pause_gc=False)
-            print(f"  cold {r['cold_ms']} ms, warm median {r['warm_median_ms']} ms, refresh "
-                  f"{r['refresh_ms']} ms, after a deletion {r['forget_ms']} ms, peak RSS "
-                  f"{r['peak_rss_mb']} MB", flush=True)
+            results[str(size)] = measured(size, args, env, Path(tmp), pause_gc=False)
             if not args.no_paused_run:
-                p = paused[str(size)] = run_child(size, args, env, Path(tmp), pause_gc=True)
-                print(f"  host pauses the collector: cold {p['cold_ms']} ms, warm median "
-                      f"{p['warm_median_ms']} ms, refresh {p['refresh_ms']} ms, after a deletion "
-                      f"{p['forget_ms']} ms", flush=True)
+                paused[str(size)] = measured(size, args, env, Path(tmp), pause_gc=True)
     write_report(args.results, info, results, paused)
     if args.json:
         args.json.write_text(json.dumps(headline(results, paused), indent=1))

@@ -92,8 +92,18 @@ def test_bench_scale_one_small_size(small_scale):
     assert details["cache"]["warm"] == {"hits": 20} and details["cache"]["refresh"].get("refreshes") == 5
 
 
+def test_bench_scale_combines_runs_by_median(small_scale):
+    runs = [{**small_scale, "cold_ms": small_scale["cold_ms"] + extra} for extra in (4.0, 0.0, 2.0)]
+    figures = bench_scale.combined(runs)
+    assert figures["cold_ms"] == round(small_scale["cold_ms"] + 2.0, 2)
+    assert figures["api_calls"] == small_scale["api_calls"]
+    cold_samples = small_scale["details"]["samples_ms"]["cold"]
+    assert figures["details"]["samples_ms"]["cold"] == cold_samples * 3
+    assert [run["cold_ms"] for run in figures["runs"]] == [r["cold_ms"] for r in runs]
+
+
 def test_bench_scale_report_and_headline(small_scale, tmp_path):
-    figures = small_scale
+    figures = bench_scale.combined([small_scale])
     paused = {**figures, "cold_ms": 1.5}
     info = {"command": "python scripts/bench_scale.py", "date": "d", "machine": "m", "commit": "c",
             "blas_threads": "1"}
