@@ -510,8 +510,9 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict], paused: di
              "Python process), **not Memgraph's**. Times in ms. One target user among other users holding "
              "as many messages again; synthetic text and topic-structured 384-d vectors (no model cost at "
              "build). Python's cyclic collector runs as a server's would (never paused) unless a table "
-             "says otherwise. The machine is shared: other work may run during a measurement, which "
-             "inflates wall time more than the calling thread's CPU time (shown beside it).", "",
+             "says otherwise. The machine is shared: other work may run during a measurement (each "
+             "run's figures at 100k, below, show how much separate processes differ; the calling "
+             "thread's CPU time, shown beside wall time, tracks it closely on this virtual machine).", "",
              *provenance_lines(info), "", markdown_table(headers, rows), "",
              f"- Warm: median and p95 over {first['questions']} different questions, question embedding "
              "included; `vector given` passes a precomputed `query_vector` (embedding excluded). `question "
@@ -519,8 +520,7 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict], paused: di
              "- Cold: first call after the user's data changed, model loaded (median of the very first call "
              "and " + ("the calls right after `recall.invalidate`" if first["cold_via_invalidate"]
                        else "nothing else: the module has no `recall.invalidate`")
-             + f", {COLD_SAMPLES} in all; `cold, CPU`: the calling thread's CPU time in those calls, which "
-             "a busy shared machine does not inflate as much as wall time). "
+             + f", {COLD_SAMPLES} in all; `cold, CPU`: the calling thread's CPU time in those calls). "
              "After a session is deleted: first call after one of the user's sessions and its messages were "
              f"deleted, median of {FORGET_SAMPLES}. Refresh: first call after one new session (30 turns) was "
              f"written, median of {REFRESH_SAMPLES}.",
@@ -535,8 +535,8 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict], paused: di
              f"- 4 callers: {THREADS} threads calling at once on a warm cache (embedding included), "
              f"{first['concurrent4_calls']} calls.",
              "- Peak RSS: the measuring process's high-water mark, graph build included.",
-             f"- Runs: {len(results[sizes[0]]['runs'])} fresh process(es) per size and mode; each figure is "
-             "the median over them.",
+             f"- Runs: {len(results[sizes[0]]['runs'])} fresh process(es) per size and mode, the modes "
+             "alternating; each figure is the median over them.",
              f"- BLAS threads in the measuring process: {info['blas_threads']} (recall and the limit alike); "
              "torch threads as the module sets them (`RECALL_TORCH_THREADS`, default 1).", "",
              "## Targets (issue #13)", "", *targets_lines(results, paused), "", *runs_lines(results, paused),
@@ -609,16 +609,19 @@ def combined(runs: list[dict]) -> dict:
     return figures
 
 
-def measured(size: int, args: argparse.Namespace, env: dict, folder: Path, pause_gc: bool) -> dict:
-    """`args.runs` child processes for one size, combined; each run's phase times printed."""
-    runs = []
+def measured(size: int, args: argparse.Namespace, env: dict, folder: Path) -> dict[bool, dict]:
+    """`args.runs` child processes per mode for one size, the modes alternating (so other work on the
+    machine falls on both alike), combined per mode; each run's phase times printed."""
+    modes = (False,) if args.no_paused_run else (False, True)
+    runs: dict[bool, list[dict]] = {mode: [] for mode in modes}
     for _ in range(args.runs):
-        r = run_child(size, args, env, folder, pause_gc)
-        runs.append(r)
-        print(f"  {'host pauses the collector: ' if pause_gc else ''}cold {r['cold_ms']} ms, warm median "
-              f"{r['warm_median_ms']} ms, refresh {r['refresh_ms']} ms, after a deletion "
-              f"{r['forget_ms']} ms, peak RSS {r['peak_rss_mb']} MB", flush=True)
-    return combined(runs)
+        for pause_gc in modes:
+            r = run_child(size, args, env, folder, pause_gc)
+            runs[pause_gc].append(r)
+            print(f"  {'host pauses the collector: ' if pause_gc else ''}cold {r['cold_ms']} ms, warm "
+                  f"median {r['warm_median_ms']} ms, refresh {r['refresh_ms']} ms, after a deletion "
+                  f"{r['forget_ms']} ms, peak RSS {r['peak_rss_mb']} MB", flush=True)
+    return {mode: combined(mode_runs) for mode, mode_runs in runs.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -661,9 +664,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
             print(f"measuring {size:,} messages ...", flush=True)
-            results[str(size)] = measured(size, args, env, Path(tmp), pause_gc=False)
-            if not args.no_paused_run:
-                paused[str(size)] = measured(size, args, env, Path(tmp), pause_gc=True)
+            figures = measured(size, args, env, Path(tmp))
+            results[str(size)] = figures[False]
+            if True in figures:
+                paused[str(size)] = figures[True]
     write_report(args.results, info, results, paused)
     if args.json:
         args.json.write_text(json.dumps(headline(results, paused), indent=1))
