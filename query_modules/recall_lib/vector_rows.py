@@ -38,6 +38,14 @@ class VectorSet:
     def nbytes(self) -> int:
         return int(self.matrix.nbytes + self.owner.nbytes + self.passage.nbytes)
 
+    def renumbered(self, order: np.ndarray) -> "VectorSet":
+        """The rows with items renumbered: item `order[i]` becomes item `i`; rows regrouped by new item."""
+        position = np.empty(len(order), dtype=np.int64)
+        position[order] = np.arange(len(order))
+        owner = position[self.owner]
+        rows = np.argsort(owner, kind="stable")
+        return VectorSet(self.matrix[rows], owner[rows], self.passage[rows])
+
     def without_rows(self, count: int) -> np.ndarray:
         """Which of `count` items (indices) have no row here."""
         return np.setdiff1d(np.arange(count), self.owner)
