@@ -80,8 +80,8 @@ class VectorSet:
         """These rows, then `other`'s with owners shifted by `offset` (items appended after these).
 
         The rows go into the spare room of this set's buffer when it has some (see `_Buffer`); else
-        into a new buffer with a quarter more room than needed, so a user's growth copies the whole
-        matrix only now and then."""
+        into a new buffer with a quarter more room than needed (at least 64 rows), so a user's growth
+        copies the whole matrix only now and then."""
         if len(other) == 0:
             return self
         owner = np.concatenate([self.owner, other.owner + offset])
@@ -90,7 +90,7 @@ class VectorSet:
         if matrix is not None:
             return VectorSet(matrix, owner, passage, self.buffer)
         n = len(self) + len(other)
-        rows = np.empty((n + n // 4, other.matrix.shape[1]), dtype=np.float32)
+        rows = np.empty((n + max(n // 4, 64), other.matrix.shape[1]), dtype=np.float32)
         rows[: len(self)], rows[len(self) : n] = self.matrix, other.matrix
         return VectorSet(rows[:n], owner, passage, _Buffer(rows, n))
 
