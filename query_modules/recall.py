@@ -80,7 +80,7 @@ def render(
     cfg = parse_config(config, "render", LIMITS)
     day = parse_date_arg(today, "today")
     live = _LiveGraph(ctx)
-    found = recall(live, CACHE, MODELS, user, question, cfg, day)
+    found = recall(live, CACHE, MODELS, user, question, cfg, day, shown_only=True)
     snapshot = found.snapshot
     context = RenderContext(
         question=question,

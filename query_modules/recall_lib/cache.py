@@ -45,6 +45,7 @@ from . import schema as s
 from .environment import env_number
 from .kinds import ENTITY, FACT, TURN
 from .ownership import (
+    Candidates,
     GraphIndex,
     OwnedAction,
     OwnedGraph,
@@ -270,9 +271,9 @@ class RecallCache:
     def _build(self, graph: LiveGraph, user: Any, model: str, dim: int | None) -> Entry:
         """A full read of the user, with an index at most max age old (scanned again when it does not
         know one of the user's Actions)."""
-        owned = collect_owned(user, self.graph_index(graph, self.settings.max_age), graph.abort)
+        owned = collect_owned(user, self.graph_index(graph, self.settings.max_age), graph.vertex, graph.abort)
         if owned.skipped["action_not_in_index"]:
-            owned = collect_owned(user, self.graph_index(graph, max_age=0.0), graph.abort)
+            owned = collect_owned(user, self.graph_index(graph, max_age=0.0), graph.vertex, graph.abort)
         return self._entry(owned, build_snapshot(owned, model, dim, graph.abort), user, graph)
 
     def _entry(self, owned: OwnedGraph, snapshot: UserSnapshot, user: Any, graph: LiveGraph) -> Entry:
@@ -305,25 +306,32 @@ class RecallCache:
         for edges in growth.agent_in_edges.values():
             if any(e.type.name == s.HAS_AGENT and e.from_vertex.id not in sessions for e in edges):
                 return None
-        candidates: dict[int, tuple[Any, str | None]] = {}
+        candidates: Candidates = {}
         for holder, edges in growth.out_edges.items():
             for edge in edges:
                 if edge.type.name == s.HAS_ACTION:
                     action, sid = edge.to_vertex, holders[holder]
                     agent = holder not in sessions
-                    candidates.setdefault(
-                        action.id, (action, agent_action_session(action, sid) if agent else sid)
-                    )
+                    candidates.setdefault(action.id, agent_action_session(action, sid) if agent else sid)
                 elif edge.type.name == s.HAS_AGENT and holder in sessions:
                     to_expand.setdefault(holder, edge.from_vertex)
         skipped: Counter = Counter()
         expand_sessions(to_expand, sessions, holders, candidates, skipped, graph.abort)
-        new = {k: v for k, v in candidates.items() if k not in cached.owned_actions}
+        new = {
+            vertex_id: sid for vertex_id, sid in candidates.items() if vertex_id not in cached.owned_actions
+        }
         index = self.graph_index(graph)
         admitted = admit_actions(
-            new, holders, index, skipped, graph.abort, also_owned=cached.owned_actions, unindexed_ok=True
+            new,
+            graph.vertex,
+            holders,
+            index,
+            skipped,
+            graph.abort,
+            also_owned=cached.owned_actions,
+            unindexed_ok=True,
         )
-        snapshot = with_new_turns(cached.snapshot, admitted, skipped, graph.abort)
+        snapshot = with_new_turns(cached.snapshot, admitted, graph.vertex, skipped, graph.abort)
         new_holders = holders.keys() - cached.holders.keys()
         added = read_structure(user, graph.vertex, new_holders, new_holders - sessions)
         if snapshot is None or added is None:
@@ -355,14 +363,13 @@ class RecallCache:
         """Facts, entities, notes and ontologies read again for the Actions held (turns kept); None when
         an index at most max age old shows a collision on one of them, or one is gone."""
         index = self.graph_index(graph, self.settings.max_age)
-        owned = OwnedGraph(user)
+        owned = OwnedGraph(user, graph.vertex)
         for vertex_id, (action_id, session_id) in cached.owned_actions.items():
             if any(h not in cached.owned_actions for h in index.action_holders.get(action_id, ())):
                 return None
-            vertex = graph.vertex(vertex_id)
-            if vertex is None:
+            if graph.vertex(vertex_id) is None:
                 return None
-            owned.actions.append(OwnedAction(vertex, action_id, session_id, vertex_id))
+            owned.actions.append(OwnedAction(action_id, session_id, vertex_id))
         collect_entities_and_facts(owned, graph.abort)
         owned.notes = owned_notes(user, owned.skipped)
         owned.ontologies = owned_ontologies(user)

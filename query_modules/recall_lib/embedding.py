@@ -101,7 +101,7 @@ def owned_units(owned: OwnedGraph) -> Units:
     """One user's units (what recall would read for them); unreadable ontology pools are counted too."""
     malformed: Counter = Counter()
     relation_descriptions(owned.ontologies, malformed)
-    units = [_message_unit(a.vertex, malformed) for a in owned.actions]
+    units = [_message_unit(owned.lookup(a.vertex_id), malformed) for a in owned.actions]
     units += [_entity_unit(v, malformed) for v in owned.entities]
     units += [_fact_unit(f.edge, f.head_is_user, f.tail_is_user, malformed) for f in owned.facts]
     units += [_memory_unit(v, malformed) for v in owned.notes]
@@ -119,7 +119,7 @@ def units_of(graph: Any, index: GraphIndex, user_id: str | None) -> Units:
         raise ValueError(f"user: {len(holders)} :User nodes have user_id {user_id!r}; pass the node instead")
     if not holders:
         return Units([], Counter())
-    return owned_units(collect_owned(graph.vertex(holders[0]), index, graph.abort))
+    return owned_units(collect_owned(graph.vertex(holders[0]), index, graph.vertex, graph.abort))
 
 
 def all_units(vertices: Iterable[Any], abort: Callable[[], None]) -> Units:

@@ -5,7 +5,7 @@ over L2-normalised float32 rows (numpy) or BM25 over the user's own messages. Ti
 item's position in the snapshot (turns are in time order), so the same question gives the same rows.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -63,6 +63,13 @@ class LaneResults:
 
     def of(self, lane: str) -> tuple[Hit, ...]:
         return self.hits.get(lane, ())
+
+    def shown(self) -> Iterator[Hit]:
+        """The hits that become rendered rows: turns through the fused ranking only (the turn lanes'
+        own hits feed it), entities through their facts."""
+        for lane, lane_hits in self.hits.items():
+            if lane not in TURN_LANES:
+                yield from (hit for hit in lane_hits if hit.kind != ENTITY)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ importing mgp, so it is testable on small fakes.
 from collections import Counter, defaultdict
 from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import schema as s
 
@@ -190,12 +190,15 @@ class GraphIndex:
 
 
 # -- walking down from the User ---------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class OwnedAction:
-    vertex: Any
+class OwnedAction(NamedTuple):
+    """An Action the user owns, by id. A plain tuple holding no live object: a 100k-message build
+    keeps 100k of these, and the garbage collector stops tracking tuples of plain values, where a
+    class instance or a held mgp Vertex would be walked by every full collection until the build ends
+    (vertices are looked up again by id when read)."""
+
     action_id: str
     session_id: str | None
-    vertex_id: int  # `vertex.id`, read once (the id getter is an API call)
+    vertex_id: int
 
 
 @dataclass(frozen=True)
@@ -208,9 +211,11 @@ class OwnedFact:
 
 @dataclass
 class OwnedGraph:
-    """The live objects one user owns, valid only during the procedure call that collected them."""
+    """What one user owns: live objects (and a lookup of vertices by id), valid only during the
+    procedure call that collected them."""
 
     user: Any
+    lookup: Callable[[int], Any]  # the calling transaction's vertex by id
     actions: list[OwnedAction] = field(default_factory=list)
     entities: list[Any] = field(default_factory=list)
     facts: list[OwnedFact] = field(default_factory=list)
@@ -225,6 +230,11 @@ class OwnedGraph:
         return frozenset(a.action_id for a in self.actions)
 
 
+#: Actions found under the user's holders: vertex id -> the session it stands for (the first found
+#: wins). Ids only: the vertices are looked up again when checked (see `OwnedAction`).
+Candidates = dict[int, str | None]
+
+
 def agent_action_session(action: Any, agent_session: str | None) -> str | None:
     """The session an Action under an Agent stands for: its own `session_id`, else the Agent's."""
     return id_text(action.properties.get(s.SESSION_ID)) or agent_session
@@ -234,12 +244,12 @@ def expand_sessions(
     sessions: Mapping[int, Any],
     session_ids: Container[int],
     holders: dict[int, str | None],
-    candidates: dict[int, tuple[Any, str | None]],
+    candidates: Candidates,
     skipped: Counter,
     abort: Callable[[], None] = _no_abort,
 ) -> None:
     """Add the user's `sessions` (vertex id -> Session) and their Agents to `holders` (vertex id ->
-    session id), and the Actions under them to `candidates` (vertex id -> (Action, session id)).
+    session id), and the Actions under them to `candidates`.
 
     Each Agent is expanded once (an SDK Agent shared by thousands of sessions would otherwise be
     walked once per session).
@@ -248,8 +258,8 @@ def expand_sessions(
         abort()
         sid = id_text(session.properties.get(s.SESSION_ID))
         holders[session_id] = sid
-        for action_id, action in children(session, s.HAS_ACTION).items():
-            candidates.setdefault(action_id, (action, sid))
+        for action_id in children(session, s.HAS_ACTION):
+            candidates.setdefault(action_id, sid)
         for agent_id, agent in children(session, s.HAS_AGENT).items():
             if agent_id in holders:
                 continue
@@ -259,11 +269,12 @@ def expand_sessions(
                 continue
             holders[agent_id] = sid
             for action_id, action in children(agent, s.HAS_ACTION).items():
-                candidates.setdefault(action_id, (action, agent_action_session(action, sid)))
+                candidates.setdefault(action_id, agent_action_session(action, sid))
 
 
 def admit_actions(
-    candidates: Mapping[int, tuple[Any, str | None]],
+    candidates: Candidates,
+    lookup: Callable[[int], Any],
     holders: Container[int],
     index: GraphIndex,
     skipped: Counter,
@@ -274,23 +285,24 @@ def admit_actions(
 ) -> list[OwnedAction]:
     """The `candidates` that are the user's Actions (`action_skip`, then `action_id_skip` against the
     candidates that passed and `also_owned`)."""
-    structural: dict[int, tuple[Any, str, str | None]] = {}
-    for count, (vertex_id, (action, sid)) in enumerate(candidates.items()):
+    passed: list[OwnedAction] = []
+    for count, (vertex_id, session_id) in enumerate(candidates.items()):
         if count % _ABORT_EVERY == 0:
             abort()
-        reason = action_skip(action, holders)
+        action = lookup(vertex_id)
+        reason = "action_vanished" if action is None else action_skip(action, holders)
         if reason:
             skipped[reason] += 1
             continue
-        structural[vertex_id] = (action, id_text(action.properties.get(s.ACTION_ID)), sid)
-    owned = _Either(structural, also_owned)
+        passed.append(OwnedAction(id_text(action.properties.get(s.ACTION_ID)), session_id, vertex_id))
+    owned = _Either({item.vertex_id for item in passed}, also_owned)
     admitted = []
-    for vertex_id, (action, action_id, sid) in structural.items():
-        reason = action_id_skip(action_id, vertex_id, index, owned, unindexed_ok)
+    for item in passed:
+        reason = action_id_skip(item.action_id, item.vertex_id, index, owned, unindexed_ok)
         if reason:
             skipped[reason] += 1
-            continue
-        admitted.append(OwnedAction(action, action_id, sid, vertex_id))
+        else:
+            admitted.append(item)
     return admitted
 
 
@@ -320,9 +332,12 @@ def owned_ontologies(user: Any) -> list[Any]:
     return [o for o in children(user, s.ADOPTED).values() if has_label(o, s.ONTOLOGY)]
 
 
-def collect_owned(user: Any, index: GraphIndex, abort: Callable[[], None] = _no_abort) -> OwnedGraph:
-    """Everything `user` (a User vertex) owns, by the rules in the module docstring."""
-    owned = OwnedGraph(user)
+def collect_owned(
+    user: Any, index: GraphIndex, lookup: Callable[[int], Any], abort: Callable[[], None] = _no_abort
+) -> OwnedGraph:
+    """Everything `user` (a User vertex) owns, by the rules in the module docstring; `lookup` gives a
+    vertex of the calling transaction by id."""
+    owned = OwnedGraph(user, lookup)
     sessions = {}
     for vertex_id, session in children(user, s.HAD_SESSION).items():
         reason = session_skip(session, user.id)
@@ -331,9 +346,9 @@ def collect_owned(user: Any, index: GraphIndex, abort: Callable[[], None] = _no_
         else:
             sessions[vertex_id] = session
     owned.sessions = set(sessions)
-    candidates: dict[int, tuple[Any, str | None]] = {}
+    candidates: Candidates = {}
     expand_sessions(sessions, owned.sessions, owned.holders, candidates, owned.skipped, abort)
-    owned.actions = admit_actions(candidates, owned.holders, index, owned.skipped, abort)
+    owned.actions = admit_actions(candidates, lookup, owned.holders, index, owned.skipped, abort)
     collect_entities_and_facts(owned, abort)
     owned.notes = owned_notes(user, owned.skipped)
     owned.ontologies = owned_ontologies(user)
@@ -345,14 +360,17 @@ def collect_entities_and_facts(owned: OwnedGraph, abort: Callable[[], None] = _n
     at its maximum age, over the actions it already holds)."""
     action_ids = owned.action_ids
     entities: dict[int, Any] = {}
-    chunks: dict[int, Any] = {}
+    chunks: dict[int, None] = {}  # ids only, in order: a held wrapper per chunk would outlive the walk
     for item in owned.actions:
-        for chunk_id, chunk in children(item.vertex, s.HAS_CHUNK).items():
-            chunks.setdefault(chunk_id, chunk)
-    for count, chunk in enumerate(chunks.values()):
+        action = owned.lookup(item.vertex_id)
+        for edge in action.out_edges if action is not None else ():
+            if edge.type.name == s.HAS_CHUNK:
+                chunks.setdefault(edge.to_vertex.id)
+    for count, chunk_id in enumerate(chunks):
         if count % _ABORT_EVERY == 0:
             abort()
-        for edge in chunk.in_edges:
+        chunk = owned.lookup(chunk_id)
+        for edge in chunk.in_edges if chunk is not None else ():
             if edge.type.name != s.MENTIONED_IN or edge.from_vertex.id in entities:
                 continue
             reason = mention_skip(edge, action_ids)

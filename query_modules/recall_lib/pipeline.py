@@ -90,10 +90,12 @@ def recall(
     question: str,
     cfg: RecallConfig,
     today: date | None = None,
+    shown_only: bool = False,
 ) -> Recall:
     """The lanes for one user and question over the cached snapshot, every hit verified against the live
-    graph. A hit that fails means a stale snapshot: the user is built afresh and the lanes run again;
-    should a hit fail even then (a write between the two), it is dropped."""
+    graph (`shown_only`: the hits `render` shows; `recall.lanes` returns them all). A hit that fails
+    means a stale snapshot: the user is built afresh and the lanes run again; should a hit fail even
+    then (a write between the two), it is dropped."""
     model = models.check_name(cfg.embedding_model)
     state = models.state(model)
     if cfg.query_vector is not None and state.loaded:
@@ -120,7 +122,7 @@ def recall(
         verifier = Verifier(
             entry.snapshot, entry.actions, entry.owned_actions, vertex, live.vertex, cache.graph_index(live)
         )
-        failing = verifier.failing(hit_items(results))
+        failing = verifier.failing(hit_items(results, shown_only))
         if not failing:
             break
     return Recall(entry.snapshot, without_items(results, failing) if failing else results, model)

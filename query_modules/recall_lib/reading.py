@@ -117,9 +117,10 @@ def _confidence(value: Any) -> float | None:
     return value if np.isfinite(value) else None
 
 
-def turn_of(item: OwnedAction, malformed: Counter) -> Turn | None:
-    """The Turn an owned Action reads as (None when it has no text); shared by builds and verification."""
-    fields = _turn_fields(item.vertex.properties, malformed)
+def turn_of(item: OwnedAction, vertex: Any, malformed: Counter) -> Turn | None:
+    """The Turn an owned Action (its live `vertex`) reads as (None when it has no text); used by
+    verification to read a row back as a build would."""
+    fields = _turn_fields(vertex.properties, malformed)
     if fields is None:
         return None
     timestamp, speaker, action_type, text = fields
@@ -149,39 +150,46 @@ def _turn_fields(props: Any, malformed: Counter) -> tuple[datetime | None, str, 
 
 
 def read_turns(
-    actions: Sequence[OwnedAction], model: str, dim: int | None, malformed: Counter, abort: Callable[[], None]
+    actions: Sequence[OwnedAction],
+    lookup: Callable[[int], Any],
+    model: str,
+    dim: int | None,
+    malformed: Counter,
+    abort: Callable[[], None],
 ) -> tuple[TurnTable, VectorSet, int, np.ndarray]:
     """The turns of `actions` in time order, their vectors, how many lack one from `model`, and which
     (positions) have none (a vector may come later: see `pickup`).
 
-    Two passes: texts and times first, to sort; then vectors in that order, each packed as it is read
-    (see `vector_rows`), so no reordering copy of the matrix is needed.
+    One pass, each stored vector packed the moment it is read (see `vector_rows`), so neither the
+    vectors' Python floats nor the Properties objects outlive their turn; the rows are put in time
+    order at the end (no copy when they came in that order, as a user's sessions usually do).
     """
-    rows: list[tuple] = []  # TurnTable's columns, then the Properties to read vectors from
+    rows: list[tuple] = []  # TurnTable's columns, then the passages of a text longer than one
+    collector = VectorCollector("message", model, dim, malformed)
+    with_vectors = 0
     for count, item in enumerate(actions):
         if count % 512 == 0:
             abort()
-        props = item.vertex.properties
+        vertex = lookup(item.vertex_id)
+        if vertex is None:
+            continue  # deleted while this call ran: verification would refuse it anyway
+        props = vertex.properties
         fields = _turn_fields(props, malformed)
-        if fields is not None:
-            rows.append((item.vertex_id, item.action_id, item.session_id, *fields, props))
-    rows.sort(key=lambda row: time_order(row[3], row[1]))
-    collector = VectorCollector("message", model, dim, malformed)
-    with_vectors = 0
-    split = {}  # TurnTable keeps passages only where they are not the text itself
-    for i, row in enumerate(rows):
-        if len(row[6]) > PASSAGE_CHARS and (passages := passages_of(row[6])) != (row[6],):
-            split[i] = passages
-    for position, row in enumerate(rows):
-        if position % 512 == 0:
-            abort()
-        props = row[7]
+        if fields is None:
+            continue
+        text = fields[3]
+        passages = passages_of(text) if len(text) > PASSAGE_CHARS else None
         stored_model = props.get(s.EMBEDDING_MODEL)
         vectors = props.get(s.PASSAGE_EMBEDDINGS) if stored_model == model else None
-        passages = len(split[position]) if position in split else 1
-        with_vectors += collector.add(position, stored_model, vectors, passages)
+        with_vectors += collector.add(len(rows), stored_model, vectors, len(passages) if passages else 1)
+        rows.append((item.vertex_id, item.action_id, item.session_id, *fields, passages))
+    order = sorted(range(len(rows)), key=lambda i: time_order(rows[i][3], rows[i][1]))
     vectors, bad = collector.build()
+    if order != list(range(len(rows))):
+        rows = [rows[i] for i in order]
+        vectors = vectors.renumbered(np.asarray(order, dtype=np.int64))
     without = len(rows) - with_vectors + len(bad) if dim is not None else len(rows)
+    split = {i: row[7] for i, row in enumerate(rows) if row[7] is not None and row[7] != (row[6],)}
     columns = [tuple(column) for column in zip(*rows, strict=True)][:7] if rows else []
     return TurnTable(*columns, split=split), vectors, without, vectors.without_rows(len(rows))
 

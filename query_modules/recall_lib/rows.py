@@ -9,8 +9,8 @@ fused rank), so a budget drops the rows no lane ranked high first.
 from dataclasses import dataclass
 from datetime import datetime
 
-from .kinds import ENTITY, FACT, NOTE, TURN
-from .lanes import TURN_LANES, Hit, LaneResults
+from .kinds import FACT, NOTE, TURN
+from .lanes import Hit, LaneResults
 from .snapshot import UserSnapshot
 from .textindex import overlap_best
 
@@ -33,12 +33,8 @@ class Row:
 def merge_rows(snapshot: UserSnapshot, results: LaneResults) -> list[Row]:
     """The rows to show, in display order."""
     grouped: dict[tuple[str, int], list[Hit]] = {}
-    for lane, lane_hits in results.hits.items():
-        if lane in TURN_LANES:  # shown through the fused ranking
-            continue
-        for hit in lane_hits:
-            if hit.kind != ENTITY:  # entities are shown through their facts
-                grouped.setdefault((hit.kind, hit.index), []).append(hit)
+    for hit in results.shown():
+        grouped.setdefault((hit.kind, hit.index), []).append(hit)
     rows = []
     for (kind, index), hits in grouped.items():
         hits.sort(key=lambda h: (h.rank, h.lane))

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -198,7 +199,9 @@ def read_fact_part(
 def build_snapshot(owned: OwnedGraph, model: str, dim: int | None, abort: Callable[[], None]) -> UserSnapshot:
     """The snapshot of everything `owned` holds (its live objects are read here, once)."""
     malformed: Counter = Counter()
-    turns, turn_vectors, without, turns_awaiting = read_turns(owned.actions, model, dim, malformed, abort)
+    turns, turn_vectors, without, turns_awaiting = read_turns(
+        owned.actions, owned.lookup, model, dim, malformed, abort
+    )
     part, awaiting = read_fact_part(owned, model, dim, malformed)
     abort()
     turn_filter = FilterArrays.of(turns.timestamps, turns.session_ids)
@@ -231,7 +234,9 @@ def build_snapshot(owned: OwnedGraph, model: str, dim: int | None, abort: Callab
 
 def empty_snapshot(user_vertex_id: int, user_id: str | None, model: str, dim: int | None) -> UserSnapshot:
     """The snapshot of a user with nothing recallable (an unknown user is an empty snapshot)."""
-    return build_snapshot(OwnedGraph(_NoUser(user_vertex_id, user_id)), model, dim, lambda: None)
+    return build_snapshot(
+        OwnedGraph(_NoUser(user_vertex_id, user_id), lambda _: None), model, dim, lambda: None
+    )
 
 
 class _NoUser:
@@ -245,6 +250,7 @@ class _NoUser:
 def with_new_turns(
     snapshot: UserSnapshot,
     actions: Sequence[OwnedAction],
+    lookup: Callable[[int], Any],
     skipped: Mapping[str, int],
     abort: Callable[[], None],
 ) -> UserSnapshot | None:
@@ -253,7 +259,7 @@ def with_new_turns(
     the caller builds in full rather than renumbering every index."""
     malformed: Counter = Counter(snapshot.malformed)
     turns, vectors, without, awaiting = read_turns(
-        actions, snapshot.model, snapshot.dimension, malformed, abort
+        actions, lookup, snapshot.model, snapshot.dimension, malformed, abort
     )
     held = snapshot.turns
     if not turns:

@@ -62,7 +62,9 @@ def status_rows(
     if cfg.user is None:  # every user's skips
         for holders in index.users.values():
             for vertex_id in holders:
-                units.skipped.update(collect_owned(live.vertex(vertex_id), index, live.abort).skipped)
+                units.skipped.update(
+                    collect_owned(live.vertex(vertex_id), index, live.vertex, live.abort).skipped
+                )
     rows += unit_rows(units, states)
     rows += [
         status_row("ownership", reason, count=n, detail=SKIP_MEANINGS.get(reason))

@@ -8,15 +8,39 @@ slower per row than the same work in a tight loop.
 """
 
 import struct
+import threading
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
 
 from .vectors import MALFORMED, NOT_FINITE, classify
+
+
+class _Buffer:
+    """Row storage with room to grow: `VectorSet`s are views of its first rows, and rows past the
+    longest view are written only by the one `extended` call that claims them (`used`), so a snapshot
+    already published never sees a row change. Appending a session's vectors then copies those
+    vectors, not the user's whole matrix."""
+
+    __slots__ = ("rows", "used", "lock")
+
+    def __init__(self, rows: np.ndarray, used: int) -> None:
+        self.rows, self.used, self.lock = rows, used, threading.Lock()
+
+    def append(self, view: np.ndarray, more: np.ndarray) -> np.ndarray | None:
+        """The view with `more` rows after it, written in place; None when there is no room, or rows
+        after this view were already claimed by another extension."""
+        n, m = len(view), len(more)
+        with self.lock:
+            if self.used != n or n + m > len(self.rows) or not np.shares_memory(view, self.rows):
+                return None
+            self.used = n + m
+        self.rows[n : n + m] = more
+        return self.rows[: n + m]
 
 
 @dataclass(frozen=True)
@@ -26,6 +50,7 @@ class VectorSet:
     matrix: np.ndarray
     owner: np.ndarray
     passage: np.ndarray
+    buffer: _Buffer | None = field(default=None, compare=False, repr=False)  # see `extended`
 
     @classmethod
     def empty(cls, dim: int | None) -> "VectorSet":
@@ -36,21 +61,38 @@ class VectorSet:
 
     @property
     def nbytes(self) -> int:
-        return int(self.matrix.nbytes + self.owner.nbytes + self.passage.nbytes)
+        held = self.buffer.rows.nbytes if self.buffer is not None else self.matrix.nbytes
+        return int(held + self.owner.nbytes + self.passage.nbytes)
+
+    def renumbered(self, order: np.ndarray) -> "VectorSet":
+        """The rows with items renumbered: item `order[i]` becomes item `i`; rows regrouped by new item."""
+        position = np.empty(len(order), dtype=np.int64)
+        position[order] = np.arange(len(order))
+        owner = position[self.owner]
+        rows = np.argsort(owner, kind="stable")
+        return VectorSet(self.matrix[rows], owner[rows], self.passage[rows])
 
     def without_rows(self, count: int) -> np.ndarray:
         """Which of `count` items (indices) have no row here."""
         return np.setdiff1d(np.arange(count), self.owner)
 
     def extended(self, other: "VectorSet", offset: int) -> "VectorSet":
-        """These rows, then `other`'s with owners shifted by `offset` (items appended after these)."""
+        """These rows, then `other`'s with owners shifted by `offset` (items appended after these).
+
+        The rows go into the spare room of this set's buffer when it has some (see `_Buffer`); else
+        into a new buffer with a quarter more room than needed (at least 64 rows), so a user's growth
+        copies the whole matrix only now and then."""
         if len(other) == 0:
             return self
-        return VectorSet(
-            np.concatenate([self.matrix, other.matrix]) if len(self) else other.matrix,
-            np.concatenate([self.owner, other.owner + offset]),
-            np.concatenate([self.passage, other.passage]),
-        )
+        owner = np.concatenate([self.owner, other.owner + offset])
+        passage = np.concatenate([self.passage, other.passage])
+        matrix = self.buffer.append(self.matrix, other.matrix) if self.buffer is not None else None
+        if matrix is not None:
+            return VectorSet(matrix, owner, passage, self.buffer)
+        n = len(self) + len(other)
+        rows = np.empty((n + max(n // 4, 64), other.matrix.shape[1]), dtype=np.float32)
+        rows[: len(self)], rows[len(self) : n] = self.matrix, other.matrix
+        return VectorSet(rows[:n], owner, passage, _Buffer(rows, n))
 
     def with_rows(self, other: "VectorSet") -> "VectorSet":
         """These rows and `other`'s (of items these have none for), grouped again by ascending item."""

@@ -55,7 +55,7 @@ class Verifier:
             if sessions is None or turn.session_id not in sessions:
                 return False
             return (
-                turn_of(OwnedAction(vertex, turn.action_id, turn.session_id, turn.vertex_id), unread) == turn
+                turn_of(OwnedAction(turn.action_id, turn.session_id, turn.vertex_id), vertex, unread) == turn
             )
         if kind == NOTE:
             note = self.snapshot.notes[index]
@@ -111,9 +111,10 @@ class Verifier:
         return False
 
 
-def hit_items(results: LaneResults) -> set[tuple[str, int]]:
-    """Every (kind, index) some lane found."""
-    return {(hit.kind, hit.index) for hits in results.hits.values() for hit in hits}
+def hit_items(results: LaneResults, shown_only: bool = False) -> set[tuple[str, int]]:
+    """Every (kind, index) some lane found, or (`shown_only`) those `render` shows."""
+    hits = results.shown() if shown_only else (hit for hits in results.hits.values() for hit in hits)
+    return {(hit.kind, hit.index) for hit in hits}
 
 
 def without_items(results: LaneResults, items: set[tuple[str, int]]) -> LaneResults:

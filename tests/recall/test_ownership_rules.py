@@ -65,6 +65,9 @@ class Graph:
     def index(self) -> GraphIndex:
         return GraphIndex.scan(self.vertices)
 
+    def lookup(self, vertex_id: int) -> FakeVertex | None:
+        return self.vertices[vertex_id] if 0 <= vertex_id < len(self.vertices) else None
+
 
 def two_users():
     g = Graph()
@@ -82,7 +85,7 @@ def test_a_session_is_the_users_only_when_they_are_its_sole_parent():
     g.e(bob, "HAD_SESSION", mine)  # now shared
     assert session_skip(mine, ann.id) == "session_with_another_parent"
     assert session_skip(g.v("Agent"), ann.id) == "session_link_to_a_non_session"
-    owned = collect_owned(ann, g.index())
+    owned = collect_owned(ann, g.index(), g.lookup)
     assert not owned.sessions and owned.skipped["session_with_another_parent"] == 1
 
 
@@ -93,10 +96,10 @@ def test_an_agent_counts_only_when_every_session_linking_it_is_the_users():
     action = g.v("Action", action_id="a1", text="by the agent")
     g.e(agent, "HAS_ACTION", action)
     assert agent_skip(agent, {mine.id}) is None
-    assert [a.action_id for a in collect_owned(ann, g.index()).actions] == ["a1"]
+    assert [a.action_id for a in collect_owned(ann, g.index(), g.lookup).actions] == ["a1"]
     g.e(theirs, "HAS_AGENT", agent)
     assert agent_skip(agent, {mine.id}) == "agent_shared_with_another_user"
-    owned = collect_owned(ann, g.index())
+    owned = collect_owned(ann, g.index(), g.lookup)
     assert owned.actions == [] and owned.skipped["agent_shared_with_another_user"] == 1
     upward = Upward(ann, g.index(), {action.id})
     assert upward.action(action, "a1") is None  # the upward check applies the same rule
@@ -125,7 +128,7 @@ def test_an_action_id_held_outside_the_user_belongs_to_neither():
     assert action_id_skip("x", own.id, index, {own.id}) == "action_id_held_by_another_user"
     assert action_id_skip("x", own.id, index, {own.id, foreign.id}) is None
     skipped: Counter = Counter()
-    assert admit_actions({own.id: (own, "s1")}, {mine.id}, index, skipped) == []
+    assert admit_actions({own.id: "s1"}, g.lookup, {mine.id}, index, skipped) == []
     assert skipped == {"action_id_held_by_another_user": 1}
     assert Upward(ann, index, {own.id}).action(own, "x") is None
     newer = g.v("Action", action_id="y", text="after the scan")
@@ -141,7 +144,7 @@ def test_a_note_is_the_users_only_when_they_are_its_sole_parent():
     g.e(bob, "HAS_MEMORY", note)
     assert memory_skip(note, ann.id) == "note_shared_with_another_user"
     assert not Upward(ann, g.index(), set()).note(note)
-    assert collect_owned(ann, g.index()).skipped["note_shared_with_another_user"] == 1
+    assert collect_owned(ann, g.index(), g.lookup).skipped["note_shared_with_another_user"] == 1
 
 
 def test_entities_come_by_a_mention_citing_the_users_action_and_facts_by_source_id():
@@ -162,7 +165,7 @@ def test_entities_come_by_a_mention_citing_the_users_action_and_facts_by_source_
     g.e(ann, "KNOWS", zoe, source_id="b9", text="not from Ann's action")
     g.e(zoe, "VISITED", ghost, source_id="a1", text="a structural end")
     assert fact_ends(fact, ann.id) == (True, False)
-    owned = collect_owned(ann, g.index())
+    owned = collect_owned(ann, g.index(), g.lookup)
     assert [v.properties["text"] for v in owned.entities] == ["Zoe"]
     assert [f.edge.id for f in owned.facts] == [fact.id]
     assert (

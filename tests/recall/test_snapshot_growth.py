@@ -47,3 +47,17 @@ def test_filter_arrays_add_renumbers_the_second_lists_sessions():
     both = first + FilterArrays.of([None, t], ["a", "b"])
     assert [both.sessions[c] if c >= 0 else None for c in both.session] == ["b", None, "a", "b"]
     assert np.isnan(both.epoch[1]) and both.epoch[3] == t.timestamp()
+
+
+def test_extending_writes_spare_room_once_and_never_changes_a_published_view():
+    eye = np.eye(4, dtype=np.float32)
+    base = VectorSet(eye[:1], np.array([0]), np.array([0])).extended(
+        VectorSet(eye[1:2], np.array([0]), np.array([0])), 1
+    )
+    assert base.buffer is not None and len(base.buffer.rows) > len(base)  # room to grow
+    first = base.extended(VectorSet(eye[2:3], np.array([0]), np.array([0])), 2)
+    assert np.shares_memory(first.matrix, base.matrix)  # written in place, not copied
+    # A second extension of the same base must not reuse the rows `first` claimed.
+    second = base.extended(VectorSet(eye[3:4], np.array([0]), np.array([0])), 2)
+    assert first.matrix[2].tolist() == eye[2].tolist() and second.matrix[2].tolist() == eye[3].tolist()
+    assert base.matrix.tolist() == eye[:2].tolist() and len(base) == 2
