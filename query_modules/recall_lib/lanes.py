@@ -19,6 +19,13 @@ from .snapshot import UserSnapshot
 from .textindex import overlap_best, query_terms, tokenize
 from .vector_rows import VectorSet
 
+#: Loops over hits check for the transaction's abort this often (a raised ceiling can make them long).
+_ABORT_EVERY = 256
+
+
+def _no_abort() -> None:
+    """Nothing to check (callers outside a procedure call)."""
+
 #: Derived steps: the facts an entity hit brings, the facts of text-lane turns (degraded mode only),
 #: the source turns of all facts found, and the fused ranking of all turn lanes (the TURN rows).
 DERIVED = ("entity_facts", "turn_facts", "fact_turns", "fused")
@@ -95,6 +102,7 @@ def run_lanes(
     embed_types: Callable[[Sequence[str]], np.ndarray],
     vector_off: str | None,
     today: date | None = None,
+    abort: Callable[[], None] = _no_abort,
 ) -> LaneResults:
     """All lanes `settings.lanes` names; vector lanes only when `vector_off` is None and `query` given.
 
@@ -149,7 +157,9 @@ def run_lanes(
                 _turn_hit(snapshot, lane, rank, c, terms)
                 for rank, c in enumerate(candidates[lane][: widths[lane]], 1)
             )
-    hits["fused"] = fused_turns(snapshot, candidates, turn_ok, settings, speaker, question, today, terms)
+    hits["fused"] = fused_turns(
+        snapshot, candidates, turn_ok, settings, speaker, question, today, terms, abort
+    )
     return LaneResults(hits, vector_off, terms)
 
 
@@ -163,6 +173,7 @@ def fused_turns(
     question: str,
     today: date | None,
     terms: Sequence[str],
+    abort: Callable[[], None] = _no_abort,
 ) -> tuple[Hit, ...]:
     """The `fused` lane: the TURN rows, the best `turns_budget` turns of all turn lanes and signals.
 
@@ -184,7 +195,9 @@ def fused_turns(
         windows,
     )
     hits = []
-    for item in ranked:
+    for count, item in enumerate(ranked):
+        if count % _ABORT_EVERY == 0:
+            abort()  # a budget an operator raised can make this loop long
         found_by = tuple(
             _turn_hit(snapshot, lane, rank, candidates[lane][rank - 1], terms) for lane, rank in item.lanes
         )
@@ -259,22 +272,21 @@ def top_items(
         best_all = np.maximum.reduceat(masked, starts)
         ok = np.flatnonzero(best_all > -np.inf)
         items, best, best_rows = all_items[ok], best_all[ok], None
-        ends = np.r_[starts[1:], len(masked)]
     chosen = np.arange(len(items))
     if len(items) > k:
         # argpartition may cut inside a tie: keep every item scoring at least the k-th best
         kth = best[np.argpartition(-best, k - 1)[:k]].min()
         chosen = np.flatnonzero(best >= kth)
     chosen = chosen[np.lexsort((items[chosen], -best[chosen]))][:k]
-    found = []
-    for i in chosen.tolist():
-        if best_rows is not None:
-            row = int(best_rows[i])
-        else:
-            start, end = int(starts[ok[i]]), int(ends[ok[i]])
-            row = start + int(np.argmax(masked[start:end]))
-        found.append((int(items[i]), float(best[i]), int(vectors.passage[row])))
-    return found
+    if best_rows is None:
+        # Each chosen item's first row reaching its best: the first row at or after the group's start
+        # whose score equals its group's best (every group holds one).
+        reaching = np.flatnonzero(masked == np.repeat(best_all, np.diff(np.r_[starts, len(masked)])))
+        best_rows = np.zeros(len(items), dtype=np.int64)
+        best_rows[chosen] = reaching[np.searchsorted(reaching, starts[ok[chosen]])]
+    return [
+        (int(items[i]), float(best[i]), int(vectors.passage[best_rows[i]])) for i in chosen.tolist()
+    ]
 
 
 # -- lanes -----------------------------------------------------------------------------------------

@@ -111,7 +111,7 @@ def recall(
                 query.append(question_vector(models, question, cfg, model, state.dimension))
             vector = query[0]
         embed_types: Callable = lambda texts: models.embed_labels(texts, model)  # noqa: E731
-        return run_lanes(snapshot, question, vector, cfg, embed_types, vector_off, today)
+        return run_lanes(snapshot, question, vector, cfg, embed_types, vector_off, today, live.abort)
 
     if vertex is None:
         snapshot = empty_snapshot(-1, user if isinstance(user, str) else None, model, state.dimension)
@@ -122,7 +122,7 @@ def recall(
         verifier = Verifier(
             entry.snapshot, entry.actions, entry.owned_actions, vertex, live.vertex, cache.graph_index(live)
         )
-        failing = verifier.failing(hit_items(results, shown_only))
+        failing = verifier.failing(hit_items(results, shown_only), live.abort)
         if not failing:
             break
     return Recall(entry.snapshot, without_items(results, failing) if failing else results, model)

@@ -40,10 +40,20 @@ class Verifier:
         self.snapshot, self.actions, self.user, self.lookup = snapshot, actions, user, lookup
         self.upward = Upward(user, index, owned_actions)
         self._sources: dict[str, bool] = {}
+        self._edges: dict[tuple[int, str], dict[int, Any]] = {}
 
-    def failing(self, items: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
-        """The (kind, index) items that no longer match the live graph."""
-        return {(kind, index) for kind, index in set(items) if not self.holds(kind, index)}
+    def failing(
+        self, items: Iterable[tuple[str, int]], abort: Callable[[], None] = lambda: None
+    ) -> set[tuple[str, int]]:
+        """The (kind, index) items that no longer match the live graph (`abort` checked as it goes: a
+        raised ceiling can show thousands of rows)."""
+        failed = set()
+        for count, (kind, index) in enumerate(set(items)):
+            if count % 256 == 0:
+                abort()
+            if not self.holds(kind, index):
+                failed.add((kind, index))
+        return failed
 
     def holds(self, kind: str, index: int) -> bool:
         """Whether cached item `index` of `kind` is still exactly what the live graph says, and the user's."""
@@ -86,15 +96,21 @@ class Verifier:
     def _fact_edge(self, edge_id: int, head_id: int, tail_id: int) -> Any:
         """The live fact edge between the same ends, found through the end that is not the User (fewer
         edges); None when gone, moved or now structural."""
-        if head_id != self.user.id:
-            holder, edges = self.lookup(head_id), "out_edges"
-        else:
-            holder, edges = self.lookup(tail_id), "in_edges"
-        for edge in getattr(holder, edges) if holder is not None else ():
-            if edge.id == edge_id:
-                moved = (edge.from_vertex.id, edge.to_vertex.id) != (head_id, tail_id)
-                return None if moved or edge.type.name in s.STRUCTURAL_TYPES else edge
-        return None
+        holder_id, side = (head_id, "out_edges") if head_id != self.user.id else (tail_id, "in_edges")
+        edge = self._edges_of(holder_id, side).get(edge_id)
+        if edge is None:
+            return None
+        moved = (edge.from_vertex.id, edge.to_vertex.id) != (head_id, tail_id)
+        return None if moved or edge.type.name in s.STRUCTURAL_TYPES else edge
+
+    def _edges_of(self, holder_id: int, side: str) -> dict[int, Any]:
+        """A vertex's edges on one side by id, read once per call: the facts shown often share an
+        entity, and the API has no edge lookup by id (one call reads one transaction's graph)."""
+        key = (holder_id, side)
+        if key not in self._edges:
+            holder = self.lookup(holder_id)
+            self._edges[key] = {} if holder is None else {edge.id: edge for edge in getattr(holder, side)}
+        return self._edges[key]
 
     def _entity(self, vertex_id: int, text: str) -> bool:
         """Still an entity with this text, mentioned with one of the user's (still owned) action ids."""

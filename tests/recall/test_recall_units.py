@@ -41,14 +41,16 @@ def test_top_items_takes_each_items_best_passage_and_breaks_ties_by_position():
 def test_top_items_matches_a_brute_force_ranking(levels, k):
     rows = [[1.0, level / 3.0] for level in levels]
     owners = sorted(np.random.default_rng(len(levels)).integers(0, len(levels), len(levels)).tolist())
-    vs = vector_set(rows, owners)
+    vs = vector_set(rows, owners, passages=list(range(len(rows))))  # a row's passage is its position
     query = np.array([0.0, 1.0], dtype=np.float32)
     scores = vs.matrix @ query
-    best = {}
+    best, first_best = {}, {}
     for row, owner in enumerate(owners):
-        best[owner] = max(best.get(owner, -2.0), float(scores[row]))
+        if float(scores[row]) > best.get(owner, -2.0):
+            best[owner], first_best[owner] = float(scores[row]), row
     expected = sorted(best, key=lambda o: (-best[o], o))[:k]
-    assert [item for item, _, _ in top_items(vs, query, None, k, None)] == expected
+    found = top_items(vs, query, None, k, None)
+    assert [(item, passage) for item, _, passage in found] == [(o, first_best[o]) for o in expected]
 
 
 def test_classify_stored_vectors():
