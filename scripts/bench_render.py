@@ -49,9 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     runtime = Runtime(args.modules.resolve())
     if runtime.load_errors:
         raise SystemExit(f"query modules failed to load: {runtime.load_errors}")
-    helper = Path(sys.modules["recall_lib"].__file__).resolve()
-    if args.modules.resolve() not in helper.parents:
-        raise SystemExit(f"recall_lib came from {helper}, not from {args.modules}: run from a clean process")
+    helpers = [Path(m.__file__).resolve() for name, m in list(sys.modules.items())
+               if name.startswith("recall_lib.") and getattr(m, "__file__", None)]
+    stray = [str(h) for h in helpers if args.modules.resolve() not in h.parents]
+    if not helpers or stray:  # recall_lib is a namespace package: another checkout's could mix in
+        raise SystemExit(f"recall_lib modules not from {args.modules}: {stray or 'none loaded'}")
     load_embedded(runtime, data, args.conversations, model, args.cache)
     questions = [q for q in data.questions if q.evidence]
     encoder = SentenceTransformer(str(model_folder(model)), device="cpu")
