@@ -18,7 +18,7 @@ import numpy as np
 
 from . import schema as s
 from .kinds import ENTITY, FACT, KINDS, NOTE, PUBLIC_NAMES, TURN
-from .ownership import GraphIndex, OwnedGraph, children, collect_owned, labels_of
+from .ownership import GraphIndex, OwnedGraph, collect_owned, labels_of
 from .reading import fact_embedding_text, passages_of, relation_descriptions, utc_time
 from .vectors import CURRENT, classify
 
@@ -62,7 +62,7 @@ def _text(value: Any) -> str | None:
 def _message_unit(vertex: Any, malformed: Counter) -> Unit | None:
     text = _text(vertex.properties.get(s.TEXT))
     if text is None:
-        if vertex.properties.get("action_type") in s.MESSAGE_TYPES:
+        if vertex.properties.get(s.ACTION_TYPE) in s.MESSAGE_TYPES:
             malformed["message: no text"] += 1
         return None
     timestamp = vertex.properties.get("timestamp")
@@ -105,8 +105,7 @@ def owned_units(owned: OwnedGraph) -> Units:
     units += [_entity_unit(v, malformed) for v in owned.entities]
     units += [_fact_unit(f.edge, f.head_is_user, f.tail_is_user, malformed) for f in owned.facts]
     units += [_memory_unit(v, malformed) for v in owned.notes]
-    sessions = children(owned.user, s.HAD_SESSION)
-    in_scope = [sessions[i] for i in owned.sessions]
+    in_scope = [owned.lookup(i) for i in owned.sessions]
     return Units([u for u in units if u is not None], malformed, Counter(owned.skipped), in_scope)
 
 

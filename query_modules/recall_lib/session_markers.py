@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from . import schema as s
-from .ownership import children
+from .ownership import children, has_label
 from .passages import PASSAGE_CHARS
 
 #: Upstream's scheme name for its passage split, which `passages.split_passages` reproduces.
@@ -30,7 +30,7 @@ def sessions_of(targets: Iterable[Any]) -> dict[int, Any]:
             if edge.type.name != s.HAS_ACTION:
                 continue
             parent = edge.from_vertex
-            if any(label.name == s.SESSION for label in parent.labels):
+            if has_label(parent, s.SESSION):
                 found.setdefault(parent.id, parent)
             for link in parent.in_edges:
                 if link.type.name == s.HAS_AGENT:
