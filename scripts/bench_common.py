@@ -6,7 +6,8 @@ import platform
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -30,6 +31,19 @@ def configure_model() -> str:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     return PACKAGED_MODEL
+
+
+
+def ms(seconds: float) -> float:
+    """Seconds as milliseconds, to two decimals (how every benchmark here reports times)."""
+    return round(1000 * seconds, 2)
+
+
+def timed(call: Callable[[], object]) -> float:
+    """Seconds `call` took."""
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
 
 
 def model_folder(name: str) -> Path:

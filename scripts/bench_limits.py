@@ -15,21 +15,22 @@ import gc
 import json
 import statistics
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bench_common import configure_model, markdown_table, provenance, provenance_lines, use_recall_lib
+from bench_common import (
+    configure_model,
+    markdown_table,
+    ms,
+    provenance,
+    provenance_lines,
+    timed,
+    use_recall_lib,
+)
 
 SAMPLES = 5
 COLD_SAMPLES = 3
-
-
-def timed_ms(call: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    call()
-    return round(1000 * (time.perf_counter() - start), 1)
 
 
 def longest_question(base: str, chars: int) -> str:
@@ -94,13 +95,13 @@ def measure(size: int, seed: int) -> dict:
         return runtime.call("recall.render", data.user_id, question, None, config)
 
     runtime.call("recall.render", data.other_user_ids[0], "model warm-up", None, default)
-    result = {"cold_default_ms": timed_ms(lambda: render(asked[-1], default))}
-    result["warm_default_ms"] = [timed_ms(lambda q=q: render(q, default)) for q in asked[:SAMPLES]]
-    result["warm_largest_ms"] = [timed_ms(lambda q=q: render(q, largest)) for q in longest[:SAMPLES]]
+    result = {"cold_default_ms": ms(timed(lambda: render(asked[-1], default)))}
+    result["warm_default_ms"] = [ms(timed(lambda q=q: render(q, default))) for q in asked[:SAMPLES]]
+    result["warm_largest_ms"] = [ms(timed(lambda q=q: render(q, largest))) for q in longest[:SAMPLES]]
     cold = []
     for question in longest[:COLD_SAMPLES]:
         runtime.call("recall.invalidate", data.user_id)
-        cold.append(timed_ms(lambda q=question: render(q, largest)))
+        cold.append(ms(timed(lambda q=question: render(q, largest))))
     result["cold_largest_ms"] = cold
     render(asked[0], default)
     result["heap_peak_short_mib"] = heap_peak_mib(lambda: render(asked[0], default))

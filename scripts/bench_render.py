@@ -21,13 +21,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench_common import ROOT, configure_model, model_folder, provenance
+from bench_common import ROOT, configure_model, model_folder, ms, provenance
 from eval_locomo import load_embedded
 
 
 def _ms(values: Sequence[float]) -> dict[str, float]:
-    return {"mean_ms": round(1000 * statistics.fmean(values), 2),
-            "median_ms": round(1000 * statistics.median(values), 2)}
+    return {"mean_ms": ms(statistics.fmean(values)), "median_ms": ms(statistics.median(values))}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

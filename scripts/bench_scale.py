@@ -50,10 +50,12 @@ from bench_common import (  # noqa: E402
     configure_model,
     markdown_table,
     model_folder,
+    ms,
     peak_rss_mb,
     provenance,
     provenance_lines,
     rss_mb,
+    timed,
     use_recall_lib,
 )
 
@@ -75,16 +77,6 @@ def percentile(values: Sequence[float], share: float) -> float:
     ordered = sorted(values)
     rank = max(1, -(-len(ordered) * share // 1))
     return ordered[int(rank) - 1]
-
-
-def ms(seconds: float) -> float:
-    return round(1000 * seconds, 2)
-
-
-def timed(call: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
 
 
 class Limit:
