@@ -10,17 +10,18 @@ a failing import here would silently remove every `recall.*` procedure.
 from typing import Any
 
 import mgp
-from recall_lib import schema
 from recall_lib.cache import RecallCache
+from recall_lib.callshape import user_ref
 from recall_lib.config import parse_config
 from recall_lib.embedding import compute_vectors, encodable, plan_embedding, units_of, write_vectors
 from recall_lib.limits import Ceilings
 from recall_lib.models import ModelRegistry
-from recall_lib.ownership import id_text, labels_of
+from recall_lib.ownership import id_text
 from recall_lib.pipeline import lane_rows, recall
 from recall_lib.render import RenderContext
 from recall_lib.render import render as render_rows
 from recall_lib.rows import merge_rows
+from recall_lib.schema import USER_ID
 from recall_lib.session_markers import mark_complete_sessions, sessions_of
 from recall_lib.status import status_rows
 from recall_lib.timeparse import parse_date_arg
@@ -74,13 +75,15 @@ def render(
 ) -> mgp.Record(text=str, recalled=mgp.Map):
     """The rows an LLM answers from: a header with reading rules, then MEMORY/FACT/TURN lines.
 
+    `user`: a user_id, a :User node, or the fast call shape's map (`recall_lib.callshape`).
     CALL recall.render("maya", "When is my trip to Lisbon?", date("2024-05-20")) YIELD text RETURN text
     """
+    ref = user_ref(user, LIMITS.holders)
     question = _question(question)
     cfg = parse_config(config, "render", LIMITS)
     day = parse_date_arg(today, "today")
     live = _LiveGraph(ctx)
-    found = recall(live, CACHE, MODELS, user, question, cfg, day, shown_only=True)
+    found = recall(live, CACHE, MODELS, ref, question, cfg, day, shown_only=True)
     snapshot = found.snapshot
     context = RenderContext(
         question=question,
@@ -126,9 +129,10 @@ def lanes(
     CALL recall.lanes("maya", "Who am I travelling with?", {lanes: ["facts"]})
     YIELD lane, rank, relationship RETURN lane, rank, type(relationship)
     """
+    ref = user_ref(user, LIMITS.holders)
     question = _question(question)
     cfg = parse_config(config, "lanes", LIMITS)
-    found = recall(_LiveGraph(ctx), CACHE, MODELS, user, question, cfg)
+    found = recall(_LiveGraph(ctx), CACHE, MODELS, ref, question, cfg)
     return [
         mgp.Record(
             lane=row.lane,
@@ -160,7 +164,7 @@ def embed(
     if not state.loaded:
         raise RuntimeError(f"embedding_model {model!r} could not load: {state.failure}")
     live = _LiveGraph(ctx)
-    units = units_of(live, CACHE.graph_index(live, max_age=0.0), cfg.user)
+    units = units_of(live, CACHE, cfg.user)
     plan = plan_embedding(units.units, model, state.dimension, cfg.limit)
     vectors = compute_vectors(
         plan.todo,
@@ -200,18 +204,17 @@ def invalidate(
     ctx: mgp.ProcCtx,
     user: mgp.Nullable[mgp.Any] = None,
 ) -> mgp.Record(dropped=int):
-    """Drop cached data: one user's (a user_id or a :User node) or, with null, all of it (the index too).
-    A read procedure: it changes module state only, never the graph.
+    """Drop what is cached for this database: one user's entries (a user_id, a :User node or the fast
+    call shape's map) or, with null (or a map without users), every entry and the directory. Module
+    state only, never the graph; reads nothing but the database's RecallMeta.
 
     CALL recall.invalidate("maya") YIELD dropped RETURN dropped
     """
-    if user is None:
-        return mgp.Record(dropped=CACHE.invalidate())
-    if isinstance(user, str) and user:
-        return mgp.Record(dropped=CACHE.invalidate(user_id=user))
-    expected = "user must be a user_id string, a :User node or null"
-    if not isinstance(user, mgp.Vertex):
-        raise ValueError(f"{expected}, got {user!r}")
-    if schema.USER not in labels_of(user):
-        raise ValueError(f"{expected}, got a node with {', '.join(sorted(labels_of(user))) or 'no label'}")
-    return mgp.Record(dropped=CACHE.invalidate(id_text(user.properties.get(schema.USER_ID)), user.id))
+    ref = None if user is None else user_ref(user, LIMITS.holders, "a user_id string, a :User node or null")
+    database = CACHE.database(_LiveGraph(ctx), None if ref is None else ref.metas)
+    if ref is None or ref.absent:
+        return mgp.Record(dropped=CACHE.invalidate(database))
+    if ref.user_id is not None:
+        return mgp.Record(dropped=CACHE.invalidate(database, user_id=ref.user_id))
+    user_id = id_text(ref.vertex.properties.get(USER_ID))
+    return mgp.Record(dropped=CACHE.invalidate(database, user_id, ref.vertex.id))

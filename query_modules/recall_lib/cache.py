@@ -1,37 +1,42 @@
 """The per-user cache: recall at 100k messages without serving forgotten, edited or foreign data.
 
 One `RecallCache` lives in `recall.py` (module state; this package holds none, so each embedded
-Runtime has its own). Per user and model it keeps an `Entry`: the immutable `UserSnapshot` plus what
-keeping it fresh needs (the user's structure as edge ids, the owned Actions). It also keeps one global
-`GraphIndex` (User vertices by user_id, Action vertices by action_id: one full vertex scan).
+Runtime has its own). Memgraph shares that state between all the databases of an instance, so every
+call first finds **where** it runs (`place`): its database, by RecallMeta token (`databases`), and that
+database's `Directory` (user_ids and action_ids of the whole graph, kept current incrementally). A
+database that cannot be identified (no RecallMeta) keeps nothing: its calls read the graph afresh.
 
-Freshness, per call (`entry`):
-- the structure (edge ids out of the User, its Sessions and Agents; no properties) is compared with
-  the cached one: unchanged -> warm; only grown (new sessions, messages, agent links) -> the new
-  Actions are read and appended (`snapshot.with_new_turns`: ~0.2 s after a new session at 100k
-  messages, against ~4 s for a full build); anything else changed (an edge removed, notes or
-  ontologies added, a back-filled older turn) -> a full build;
-- older than `max_age` (`RECALL_CACHE_MAX_AGE`, 60 s): facts, entities, notes and ontologies are read
-  again for the Actions held (facts and entities extracted later appear), with an index at most
-  `max_age` old; a collision that index shows, or a vanished Action, means a full build;
+Per user and model the cache keeps an `Entry`: the immutable `UserSnapshot` plus what keeping it fresh
+needs (the user's structure as edge ids, the owned Actions). Freshness, per call (`entry`):
+- the structure (edge ids out of and into the User, its Sessions and Agents; no properties) is
+  compared with the cached one. The bare call forms read all of it; the fast call shape passes each
+  holder's signature and only holders whose signature differs from the one recall derived from its
+  own last read are read (`structure`). Unchanged -> warm; only grown (new sessions, messages, agent
+  links) -> the new Actions are read and appended; new notes, ontologies or facts on the User -> facts
+  re-read; anything else changed (an edge removed, a session with a new parent, a back-filled older
+  turn) -> a full build;
+- older than `max_age` (`RECALL_CACHE_MAX_AGE`, 60 s): every holder is read whatever the signature
+  says, and facts, entities, notes and ontologies are read again for the Actions held (facts and
+  entities extracted later appear);
 - vectors written since the build are picked up on the next call (`pickup`), bounded per call;
 - every row a call returns is verified against the live graph (`verify`); a failure makes the pipeline
   build the user afresh for that call (`entry(..., fresh=True)`), which also replaces the entry.
 
-Key: (User vertex id, user_id, digest of the User's properties, model, dimension), read live on every
-call, since Memgraph shares module state across databases whose vertex ids overlap. An unknown user_id
-is remembered as missing for `max_age`, so asking for one does not scan the graph on every call.
+Key: (database, User vertex id, user_id, model, dimension). The collision rule (an action_id held by
+two users belongs to neither) reads the database's directory, each colliding holder checked live; its
+window is the directory's (new Actions at once, late or edited ones within one sweep cycle). An
+operator may declare action_ids unique (`RECALL_ACTION_IDS_UNIQUE=true`, for graphs under upstream's
+unique constraint): then no id is looked up and the directory holds no Actions.
 
-The collision rule (an action_id held by two users belongs to neither) holds for data older than the
-index, i.e. within `max_age`: another user's Action created after the scan with one of this user's
-ids is seen at the next rescan (or `recall.invalidate()`).
+After a storage rebuild (`RECOVER SNAPSHOT`, a replica's resync) ids start again below ones recall has
+read: rows are still read back before they are shown, but new data may go unseen until
+`CALL recall.invalidate()` drops the database's entries and directory.
 
 Concurrency: builds run under a per-key lock (a caller that waited uses what the other built); the
 entry table has its own short lock; snapshots are published whole and never changed. Bounded by
 `RECALL_CACHE_BYTES` (total over all entries, a coarse estimate), least recently used evicted first.
 """
 
-import hashlib
 import os
 import threading
 import time
@@ -42,11 +47,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from . import schema as s
+from .databases import Database, DatabaseKey, Databases
+from .directory import Directory
 from .environment import env_number
 from .kinds import ENTITY, FACT, TURN
 from .ownership import (
     Candidates,
-    GraphIndex,
+    Collisions,
     OwnedAction,
     OwnedGraph,
     admit_actions,
@@ -62,15 +69,15 @@ from .ownership import (
 )
 from .pickup import pick_up
 from .snapshot import UserSnapshot, build_snapshot, read_fact_part, with_fact_part, with_new_turns
-from .structure import Growth, Structure, compare, read_structure
+from .structure import Growth, Signature, Structure, compare, read_holders, read_structure
 
 DEFAULT_BYTES = 1 << 30
 DEFAULT_MAX_AGE = 60.0
 #: Awaited vectors looked for per call (see `pickup`).
 PICKUP_LIMIT = 2000
 
-#: (User vertex id, user_id, digest of the User's properties, model, dimension)
-CacheKey = tuple[int, str | None, str, str, int | None]
+#: (database key, User vertex id, user_id, model, dimension)
+CacheKey = tuple[DatabaseKey, int, str | None, str, int | None]
 
 
 class LiveGraph(Protocol):
@@ -90,6 +97,7 @@ class LiveGraph(Protocol):
 class CacheSettings:
     max_bytes: int = DEFAULT_BYTES
     max_age: float = DEFAULT_MAX_AGE
+    unique_action_ids: bool = False  # the operator's word that no action_id is held twice
     problem: str | None = None  # a configuration error, reported by recall.status (defaults are used)
 
     @classmethod
@@ -98,7 +106,22 @@ class CacheSettings:
         problems = []
         max_bytes = env_number(env, "RECALL_CACHE_BYTES", int, DEFAULT_BYTES, 0, problems)
         max_age = env_number(env, "RECALL_CACHE_MAX_AGE", float, DEFAULT_MAX_AGE, 0, problems)
-        return cls(max_bytes, max_age, "; ".join(problems) or None)
+        unique = env.get("RECALL_ACTION_IDS_UNIQUE", "").strip().lower()
+        if unique not in ("", "true", "false"):
+            problems.append(f"RECALL_ACTION_IDS_UNIQUE must be true or false, got {unique!r}")
+        return cls(max_bytes, max_age, unique == "true", "; ".join(problems) or None)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one call runs: its database (None when it cannot be told) and a directory valid for it."""
+
+    database: Database | None
+    directory: Directory
+
+    @property
+    def key(self) -> DatabaseKey | None:
+        return None if self.database is None else self.database.key
 
 
 @dataclass
@@ -112,16 +135,9 @@ class Entry:
     sessions: frozenset[int]  # which holders are Sessions
     actions: Mapping[str, int]  # owned action_id -> its Action vertex id (what facts cite)
     owned_actions: Mapping[int, tuple[str, str | None]]  # owned Action vertex id -> (action_id, session)
-    built_at: float  # when facts and entities were last read
+    built_at: float  # when facts and entities were last read, and every holder
     nbytes: int = 0
     pickup_at: int = field(default=0, compare=False)
-
-
-def user_key(user: Any, model: str, dim: int | None) -> CacheKey:
-    """The cache key of a live User vertex (see the module docstring)."""
-    props = sorted((name, repr(value)) for name, value in user.properties.items())
-    digest = hashlib.blake2b(repr(props).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return (user.id, id_text(user.properties.get(s.USER_ID)), digest, model, dim)
 
 
 def entry_bytes(entry: Entry) -> int:
@@ -159,108 +175,161 @@ class _KeyedLocks:
                     del self._locks[key]
 
 
+COUNTERS = (
+    "builds", "renewals", "refreshes", "hits", "pickups", "evictions", "verify_failures", "scans",
+    "unidentified",
+)  # fmt: skip
+
+
 class RecallCache:
     def __init__(
         self, settings: CacheSettings | None = None, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.settings = settings or CacheSettings.from_env()
         self.clock = clock
-        self._lock = threading.Lock()  # guards the tables below and the counters
+        self.databases = Databases(clock)
+        self._lock = threading.Lock()  # guards the entry table and the counters
         self._entries: OrderedDict[CacheKey, Entry] = OrderedDict()
         self._bytes = 0
         self._building = _KeyedLocks()
-        self._index: GraphIndex | None = None
-        self._index_at = 0.0
-        self._index_lock = threading.Lock()  # one scan at a time
-        self._misses: dict[str, float] = {}  # unknown user_id -> when it was found missing
-        self.counts = dict.fromkeys(
-            ("builds", "renewals", "refreshes", "hits", "pickups", "evictions", "verify_failures", "scans"), 0
+        self.counts = dict.fromkeys(COUNTERS, 0)
+
+    # -- where a call runs -------------------------------------------------------------------------
+    def database(self, graph: LiveGraph, metas: Iterable[Any] | None = None) -> Database | None:
+        """The database the call runs in, from the fast shape's `metas` or (None) by probing the
+        RecallMeta ids of databases seen before; None when it cannot be told without a full pass."""
+        if metas is not None:
+            return self.databases.named(list(metas))
+        return self.databases.identify(graph.vertex)
+
+    def place(self, graph: LiveGraph, metas: Iterable[Any] | None = None) -> Place:
+        """This call's database and directory, the directory brought up to date with what changed.
+
+        `metas`: the RecallMeta vertices the fast call shape passed (None for the bare forms, which
+        are identified by probing). A database never seen, or none identified, is read in one full pass.
+        """
+        fast = metas is not None
+        db = self.database(graph, metas)
+        if db is not None:
+            directory = self._directory(db, graph)
+            directory.advance(graph.vertex, graph.abort)
+            directory.sweep(graph.vertex, graph.abort)
+            return Place(db, directory)
+        directory = self._scan(graph)
+        db = None if fast else self.databases.found(directory)
+        self._forget_evicted()
+        if db is None:
+            self._count("unidentified")
+            return Place(None, directory)
+        return Place(db, db.directory)
+
+    def _directory(self, db: Database, graph: LiveGraph) -> Directory:
+        with db.lock:
+            if db.directory is None:
+                db.directory = self._scan(graph)
+            return db.directory
+
+    def _scan(self, graph: LiveGraph) -> Directory:
+        directory = Directory.scan(
+            graph.vertices, graph.abort, self.clock, actions=not self.settings.unique_action_ids
         )
+        self._count("scans")
+        return directory
 
-    # -- the global index ---------------------------------------------------------------------------
-    def graph_index(self, graph: LiveGraph, max_age: float | None = None) -> GraphIndex:
-        """The cached GraphIndex, scanned again when there is none or it is older than `max_age`."""
-        with self._lock:
-            index, taken_at = self._index, self._index_at
-        if index is not None and (max_age is None or self.clock() - taken_at <= max_age):
-            return index
-        with self._index_lock:
-            with self._lock:
-                if self._index is not None and self._index_at > taken_at:  # scanned while we waited
-                    return self._index
-            started = self.clock()
-            index = GraphIndex.scan(graph.vertices, graph.abort)
-            with self._lock:
-                self._index, self._index_at = index, started
-                self.counts["scans"] += 1
-            return index
+    def collisions(self, place: Place, graph: LiveGraph) -> Collisions:
+        """The collision rule's view for one call (none when the operator declared action_ids unique)."""
+        holders = None if self.settings.unique_action_ids else place.directory.holders_of
+        return Collisions(holders, graph.vertex)
 
-    def find_user(self, graph: LiveGraph, user_id: str) -> Any:
-        """The live User vertex with `user_id`, or None; a ValueError when several hold it. A miss is
-        remembered for `max_age` (an unknown user must not cost a scan per call)."""
-        with self._lock:
-            missed_at = self._misses.get(user_id)
-        if missed_at is not None and self.clock() - missed_at <= self.settings.max_age:
-            return None
-        found = self._live_users(graph, self.graph_index(graph), user_id)
-        if found is None:  # unknown to the index, or stale: scan once more, now
-            found = self._live_users(graph, self.graph_index(graph, max_age=0.0), user_id)
-        if not found:
-            with self._lock:
-                self._misses[user_id] = self.clock()
-            return None
+    @staticmethod
+    def live_users(place: Place, graph: LiveGraph, user_id: str) -> list[Any]:
+        """The live User vertices with `user_id`: the directory's ids, each checked in this transaction
+        (the directory is a superset)."""
+        found = []
+        for vertex_id in place.directory.users_of(user_id):
+            vertex = graph.vertex(vertex_id)
+            if (
+                vertex is not None
+                and s.USER in labels_of(vertex)
+                and id_text(vertex.properties.get(s.USER_ID)) == user_id
+            ):
+                found.append(vertex)
+        return found
+
+    def find_user(self, place: Place, graph: LiveGraph, user_id: str) -> Any:
+        """The live User vertex with `user_id`, or None; a ValueError when several hold it."""
+        found = self.live_users(place, graph, user_id)
         if len(found) > 1:
             raise ValueError(
                 f"user: {len(found)} :User nodes have user_id {user_id!r}; pass the node instead"
             )
-        return found[0]
-
-    @staticmethod
-    def _live_users(graph: LiveGraph, index: GraphIndex, user_id: str) -> list[Any] | None:
-        """The index's User vertices for `user_id`, each verified live; None when unknown or stale."""
-        live = []
-        for vertex_id in index.users.get(user_id, ()):
-            vertex = graph.vertex(vertex_id)
-            if (
-                vertex is None
-                or s.USER not in labels_of(vertex)
-                or id_text(vertex.properties.get(s.USER_ID)) != user_id
-            ):
-                return None
-            live.append(vertex)
-        return live or None
+        return found[0] if found else None
 
     # -- entries ------------------------------------------------------------------------------------
-    def entry(self, graph: LiveGraph, user: Any, model: str, dim: int | None, fresh: bool = False) -> Entry:
+    def entry(
+        self,
+        place: Place,
+        graph: LiveGraph,
+        user: Any,
+        model: str,
+        dim: int | None,
+        fresh: bool = False,
+        signature: Mapping[int, Signature] | None = None,
+    ) -> Entry:
         """The user's current entry for `model`: cached, grown, renewed, with vectors picked up, or built
-        (`fresh`: built, whatever is cached)."""
-        key = user_key(user, model, dim)
+        (`fresh`: built, whatever is cached). `signature`: the fast call shape's holder signatures.
+        In a database that cannot be identified the entry is built for this call and not kept."""
+        collisions = self.collisions(place, graph)
+        if place.database is None:
+            self._count("builds")
+            return self._build(graph, user, model, dim, collisions)
+        key = (place.database.key, user.id, id_text(user.properties.get(s.USER_ID)), model, dim)
         with self._building.hold(key):
             cached = None if fresh else self._get(key)
             if fresh:
                 self._count("verify_failures")
             if cached is None:
-                made, counter = self._build(graph, user, model, dim), "builds"
+                made, counter = self._build(graph, user, model, dim, collisions), "builds"
             else:
-                made, counter = self._refreshed(cached, graph, user, model, dim)
+                made, counter = self._refreshed(
+                    cached, graph, user, model, dim, collisions, signature, place.directory.saw
+                )
             self._count(counter)
             if made is not cached:
                 self._publish(key, made)
             return made
 
     def _refreshed(
-        self, cached: Entry, graph: LiveGraph, user: Any, model: str, dim: int | None
+        self,
+        cached: Entry,
+        graph: LiveGraph,
+        user: Any,
+        model: str,
+        dim: int | None,
+        collisions: Collisions,
+        signature: Mapping[int, Signature] | None,
+        saw: Callable[[int], None],
     ) -> tuple[Entry, str]:
-        growth = compare(user, cached.structure, graph.vertex, graph.abort)
-        entry, counter = cached, "hits"
-        if growth is not None and not growth.unchanged:
-            entry, counter = self._grow(cached, growth, graph, user), "refreshes"
-        if entry is None or growth is None:
-            return self._build(graph, user, model, dim), "builds"
-        if self.clock() - entry.built_at > self.settings.max_age:
-            entry, counter = self._renew_facts(entry, graph, user), "renewals"
-            if entry is None:
-                return self._build(graph, user, model, dim), "builds"
+        aged = self.clock() - cached.built_at > self.settings.max_age
+        only = None if signature is None or aged else cached.structure.differing(signature)
+        if only is not None and not only:
+            growth: Growth | None = Growth(cached.structure)
+        else:
+            growth = compare(user, cached.structure, graph.vertex, graph.abort, only)
+        if growth is None:
+            return self._build(graph, user, model, dim, collisions), "builds"
+        entry, counter, renew = cached, "hits", aged
+        if not growth.unchanged:
+            grown = self._grow(cached, growth, graph, user, collisions, saw)
+            if grown is None:
+                return self._build(graph, user, model, dim, collisions), "builds"
+            (entry, renew_now), counter = grown, "refreshes"
+            renew = renew or renew_now
+        if renew:
+            renewed = self._renew_facts(entry, graph, user, collisions)
+            if renewed is None:
+                return self._build(graph, user, model, dim, collisions), "builds"
+            entry, counter = renewed, "renewals" if counter == "hits" else counter
         picked, entry.pickup_at = pick_up(
             entry.snapshot, _properties(entry, graph), entry.pickup_at, PICKUP_LIMIT
         )
@@ -268,46 +337,62 @@ class RecallCache:
             return replace(entry, snapshot=picked), "pickups" if counter == "hits" else counter
         return entry, counter
 
-    def _build(self, graph: LiveGraph, user: Any, model: str, dim: int | None) -> Entry:
-        """A full read of the user, with an index at most max age old (scanned again when it does not
-        know one of the user's Actions)."""
-        owned = collect_owned(user, self.graph_index(graph, self.settings.max_age), graph.vertex, graph.abort)
-        if owned.skipped["action_not_in_index"]:
-            owned = collect_owned(user, self.graph_index(graph, max_age=0.0), graph.vertex, graph.abort)
+    def _build(
+        self, graph: LiveGraph, user: Any, model: str, dim: int | None, collisions: Collisions
+    ) -> Entry:
+        """A full read of the user."""
+        owned = collect_owned(user, collisions, graph.vertex, graph.abort)
         return self._entry(owned, build_snapshot(owned, model, dim, graph.abort), user, graph)
 
     def _entry(self, owned: OwnedGraph, snapshot: UserSnapshot, user: Any, graph: LiveGraph) -> Entry:
-        sessions = frozenset(owned.sessions)
-        structure = read_structure(user, graph.vertex, owned.holders, owned.holders.keys() - sessions)
+        structure = read_structure(user, graph.vertex, owned.holders)
         if structure is None:
             raise RuntimeError("a session or agent vanished while the user was read")
         actions: dict[str, int] = {}
         for item in owned.actions:
             actions.setdefault(item.action_id, item.vertex_id)
         owned_actions = {a.vertex_id: (a.action_id, a.session_id) for a in owned.actions}
+        sessions = frozenset(owned.sessions)
         entry = Entry(
             snapshot, structure, dict(owned.holders), sessions, actions, owned_actions, self.clock()
         )
         return replace(entry, nbytes=entry_bytes(entry))
 
-    def _grow(self, cached: Entry, growth: Growth, graph: LiveGraph, user: Any) -> Entry | None:
-        """`cached` with the new sessions, Agents and Actions `growth` shows (same rules as a build);
-        None when only a full build can apply it (a new note or ontology, an Agent now shared with a
-        session that is not the user's, a back-filled turn)."""
+    def _grow(
+        self,
+        cached: Entry,
+        growth: Growth,
+        graph: LiveGraph,
+        user: Any,
+        collisions: Collisions,
+        saw: Callable[[int], None],
+    ) -> tuple[Entry, bool] | None:
+        """(`cached` with the new sessions, Agents and Actions `growth` shows, whether facts must be read
+        again: a new note, ontology or fact on the User); None when only a full build can apply it (a
+        session with another parent, an Agent now shared with a session that is not the user's, a
+        back-filled turn)."""
         holders, sessions = dict(cached.holders), set(cached.sessions)
         to_expand: dict[int, Any] = {}
-        for edge in growth.user_edges:
+        renew = bool(growth.in_edges.get(user.id))  # an edge into the User: a fact about the user
+        for edge in growth.out_edges.get(user.id, ()):
             if edge.type.name != s.HAD_SESSION:
-                return None
+                renew = True  # a note, an ontology or a fact
+                continue
             session = edge.to_vertex
             if session.id not in sessions and session_skip(session, user.id) is None:
                 sessions.add(session.id)
                 to_expand[session.id] = session
-        for edges in growth.agent_in_edges.values():
+        for holder, edges in growth.in_edges.items():
+            if holder == user.id:
+                continue
+            if holder in cached.sessions and any(e.type.name == s.HAD_SESSION for e in edges):
+                return None  # a second parent: the session may no longer be the user's
             if any(e.type.name == s.HAS_AGENT and e.from_vertex.id not in sessions for e in edges):
                 return None
         candidates: Candidates = {}
         for holder, edges in growth.out_edges.items():
+            if holder == user.id:
+                continue
             for edge in edges:
                 if edge.type.name == s.HAS_ACTION:
                     action, sid = edge.to_vertex, holders[holder]
@@ -320,27 +405,15 @@ class RecallCache:
         new = {
             vertex_id: sid for vertex_id, sid in candidates.items() if vertex_id not in cached.owned_actions
         }
-        index = self.graph_index(graph)
+        if new:
+            saw(max(new))  # the directory reads up to the newest, however many ids are missing before
         admitted = admit_actions(
-            new,
-            graph.vertex,
-            holders,
-            index,
-            skipped,
-            graph.abort,
-            also_owned=cached.owned_actions,
-            unindexed_ok=True,
+            new, graph.vertex, holders, collisions, skipped, graph.abort, also_owned=cached.owned_actions
         )
         snapshot = with_new_turns(cached.snapshot, admitted, graph.vertex, skipped, graph.abort)
-        new_holders = holders.keys() - cached.holders.keys()
-        added = read_structure(user, graph.vertex, new_holders, new_holders - sessions)
+        added = read_holders(graph.vertex, holders.keys() - cached.holders.keys())
         if snapshot is None or added is None:
             return None
-        structure = Structure(
-            growth.structure.user_edges,
-            {**growth.structure.out_edges, **added.out_edges},
-            {**growth.structure.agent_in_edges, **added.agent_in_edges},
-        )
         actions = dict(cached.actions)
         for item in admitted:
             actions.setdefault(item.action_id, item.vertex_id)
@@ -351,21 +424,22 @@ class RecallCache:
         grown = replace(
             cached,
             snapshot=snapshot,
-            structure=structure,
+            structure=growth.structure.with_holders(added),
             holders=holders,
             sessions=frozenset(sessions),
             actions=actions,
             owned_actions=owned_actions,
         )
-        return replace(grown, nbytes=entry_bytes(grown))
+        return replace(grown, nbytes=entry_bytes(grown)), renew
 
-    def _renew_facts(self, cached: Entry, graph: LiveGraph, user: Any) -> Entry | None:
+    def _renew_facts(
+        self, cached: Entry, graph: LiveGraph, user: Any, collisions: Collisions
+    ) -> Entry | None:
         """Facts, entities, notes and ontologies read again for the Actions held (turns kept); None when
-        an index at most max age old shows a collision on one of them, or one is gone."""
-        index = self.graph_index(graph, self.settings.max_age)
+        one of them now collides with another user's, or is gone."""
         owned = OwnedGraph(user, graph.vertex)
         for vertex_id, (action_id, session_id) in cached.owned_actions.items():
-            if any(h not in cached.owned_actions for h in index.action_holders.get(action_id, ())):
+            if collisions.elsewhere(action_id, vertex_id, cached.owned_actions):
                 return None
             if graph.vertex(vertex_id) is None:
                 return None
@@ -402,69 +476,89 @@ class RecallCache:
         with self._lock:
             self.counts[name] += 1
 
-    # -- invalidation and status --------------------------------------------------------------------
-    def invalidate(self, user_id: str | None = None, vertex_id: int | None = None) -> int:
-        """Drop the entries of a user (by user_id and/or User vertex id), or every entry, the index and
-        the remembered misses when neither is given; returns how many entries were dropped."""
+    def _forget_evicted(self) -> None:
+        """Entries of databases the database table dropped for its limit."""
+        for key in self.databases.take_evicted():
+            self._drop(lambda k, key=key: k[0] == key)
+
+    def _drop(self, matches: Callable[[CacheKey], bool]) -> int:
         with self._lock:
-            if user_id is None and vertex_id is None:
-                dropped = len(self._entries)
-                self._entries.clear()
-                self._bytes, self._index, self._misses = 0, None, {}
-                return dropped
-            self._misses.pop(user_id, None)
-            keys = [
-                k for k in self._entries if (user_id is not None and k[1] == user_id) or k[0] == vertex_id
-            ]
+            keys = [k for k in self._entries if matches(k)]
             for key in keys:
                 self._bytes -= self._entries.pop(key).nbytes
             return len(keys)
 
-    def status_rows(self) -> list[dict[str, Any]]:
-        """`recall.status` rows for the cache: section "cache", the figure in `count`, units in `detail`."""
+    # -- invalidation and status --------------------------------------------------------------------
+    def invalidate(
+        self, database: Database | None, user_id: str | None = None, vertex_id: int | None = None
+    ) -> int:
+        """Drop one database's entries of a user (by user_id and/or User vertex id), or with neither
+        every entry of the database and its directory; returns how many entries were dropped. Nothing
+        is kept for a database that cannot be identified (None)."""
+        if database is None:
+            return 0
+        db = database.key
+        if user_id is None and vertex_id is None:
+            self.databases.forget(db)
+            return self._drop(lambda k: k[0] == db)
+        return self._drop(
+            lambda k: k[0] == db and ((user_id is not None and k[2] == user_id) or k[1] == vertex_id)
+        )
+
+    def status_rows(self, place: Place | None) -> list[dict[str, Any]]:
+        """`recall.status` rows for the cache and this call's database (section "cache"/"database")."""
+        age = self.settings.max_age
         with self._lock:
-            index_age = None if self._index is None else max(0.0, self.clock() - self._index_at)
-            indexed = 0 if self._index is None else len(self._index.users) + len(self._index.action_holders)
+            entries = sum(1 for k in self._entries if place is not None and k[0] == place.key)
             figures = [
-                ("entries", len(self._entries), "users x models cached"),
+                ("entries", entries, f"users x models cached for this database; {len(self._entries)} in all"),
                 ("bytes", self._bytes, f"estimated; limit {self.settings.max_bytes} (RECALL_CACHE_BYTES)"),
-                (
-                    "max_age",
-                    int(self.settings.max_age),
-                    f"{self.settings.max_age:g} s (RECALL_CACHE_MAX_AGE)",
-                ),
-                (
-                    "index",
-                    indexed,
-                    "not scanned yet" if index_age is None else f"ids; scanned {index_age:.1f} s ago",
-                ),
-                ("scans", self.counts["scans"], "full vertex scans for the index"),
+                ("max_age", int(age), f"{age:g} s (RECALL_CACHE_MAX_AGE)"),
+                ("scans", self.counts["scans"], "full passes over a database: a directory's first build"),
+                ("unidentified", self.counts["unidentified"], "calls in a database without a RecallMeta"),
                 ("builds", self.counts["builds"], "full reads of a user"),
-                ("renewals", self.counts["renewals"], "facts, entities and notes read again at max age"),
+                ("renewals", self.counts["renewals"], "facts, entities and notes read again"),
                 ("refreshes", self.counts["refreshes"], "new sessions or messages read incrementally"),
                 ("pickups", self.counts["pickups"], "vectors written since a build, picked up"),
                 ("hits", self.counts["hits"], "calls served from a current snapshot"),
                 ("evictions", self.counts["evictions"], "entries dropped for the byte limit"),
-                (
-                    "verify_failures",
-                    self.counts["verify_failures"],
-                    "users built afresh: a row no longer matched",
-                ),
+                ("verify_failures", self.counts["verify_failures"], "users built afresh: a stale row"),
             ]
-        rows = [
-            {"section": "cache", "name": n, "model": None, "count": c, "detail": d} for n, c, d in figures
-        ]
+        rows = [_row("cache", n, c, d) for n, c, d in figures]
         if self.settings.problem:
-            rows.append(
-                {
-                    "section": "cache",
-                    "name": "configuration",
-                    "model": None,
-                    "count": None,
-                    "detail": self.settings.problem,
-                }
-            )
-        return rows
+            rows.append(_row("cache", "configuration", None, self.settings.problem))
+        return rows + self._database_rows(place)
+
+    def _database_rows(self, place: Place | None) -> list[dict[str, Any]]:
+        rule = (
+            "declared unique by the operator (RECALL_ACTION_IDS_UNIQUE): no collision is looked for"
+            if self.settings.unique_action_ids
+            else "an action_id held by two users belongs to neither (the directory's window)"
+        )
+        rows = [_row("database", "collision_rule", None, rule)]
+        known = sum(1 for _ in self.databases)
+        if place is None or place.database is None:
+            detail = "not identified: no :RecallMeta node (run memgraph-recall setup); nothing is kept"
+            return [*rows, _row("database", "identity", known, detail)]
+        directory = place.directory
+        cycle = directory.last_cycle_seconds
+        return [
+            *rows,
+            _row("database", "identity", known, f"token {', '.join(place.database.key)}; databases known"),
+            _row("database", "directory", directory.size, "vertices with a user_id, action_id or token"),
+            _row("database", "directory_top", directory.top, "highest vertex id read"),
+            _row(
+                "database",
+                "sweep",
+                directory.counts.cycles,
+                f"cycles done, at id {directory.sweep_at}"
+                + (f", last took {cycle:.0f} s" if cycle is not None else ""),
+            ),
+        ]
+
+
+def _row(section: str, name: str, count: int | None, detail: str | None) -> dict[str, Any]:
+    return {"section": section, "name": name, "model": None, "count": count, "detail": detail}
 
 
 def _properties(entry: Entry, graph: LiveGraph) -> Callable[[str, int], Any]:

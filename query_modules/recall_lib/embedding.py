@@ -18,7 +18,7 @@ import numpy as np
 
 from . import schema as s
 from .kinds import ENTITY, FACT, KINDS, NOTE, PUBLIC_NAMES, TURN
-from .ownership import GraphIndex, OwnedGraph, collect_owned, labels_of
+from .ownership import OwnedGraph, collect_owned, labels_of
 from .reading import fact_embedding_text, passages_of, relation_descriptions, utc_time
 from .vectors import CURRENT, classify
 
@@ -109,16 +109,16 @@ def owned_units(owned: OwnedGraph) -> Units:
     return Units([u for u in units if u is not None], malformed, Counter(owned.skipped), in_scope)
 
 
-def units_of(graph: Any, index: GraphIndex, user_id: str | None) -> Units:
-    """One user's units (by user_id), or with None every unit in the graph whoever owns it."""
+def units_of(graph: Any, cache: Any, user_id: str | None) -> Units:
+    """One user's units (by user_id, found through the database's directory: only that user's data
+    is read), or with None every unit in the graph whoever owns it (a full pass)."""
     if user_id is None:
         return all_units(graph.vertices, graph.abort)
-    holders = index.users.get(user_id, ())
-    if len(holders) > 1:
-        raise ValueError(f"user: {len(holders)} :User nodes have user_id {user_id!r}; pass the node instead")
-    if not holders:
+    place = cache.place(graph)
+    vertex = cache.find_user(place, graph, user_id)
+    if vertex is None:
         return Units([], Counter())
-    return owned_units(collect_owned(graph.vertex(holders[0]), index, graph.vertex, graph.abort))
+    return owned_units(collect_owned(vertex, cache.collisions(place, graph), graph.vertex, graph.abort))
 
 
 def all_units(vertices: Iterable[Any], abort: Callable[[], None]) -> Units:

@@ -41,6 +41,7 @@ class Ceilings:
     fusion_depth: int = 1000
     turn_chars: int = 20_000
     embed_limit: int = 10_000
+    holders: int = 100_000  # entries of the fast call shape's signature lists
     problem: str | None = None  # a malformed variable: its default is used and status reports it
 
     @classmethod

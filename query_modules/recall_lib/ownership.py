@@ -6,7 +6,7 @@ the reason it does not, which `recall.status` counts):
 - an Agent's actions count only when every Session with HAS_AGENT to it is the user's;
 - an Action counts only when every HAS_ACTION parent is one of the user's Sessions or Agents, it has an
   `action_id`, and no Action outside the user's holds that id anywhere in the graph (a collision
-  belongs to neither user);
+  belongs to neither user; `Collisions`, over the database's `directory`, whose window is stated there);
 - an entity is the user's when one of its MENTIONED_IN edges lists a user's action id in `sources`;
 - a fact (any non-structural relationship with `source_id`, between entities or an entity and this
   User) is the user's when `source_id` is one of the user's action ids;
@@ -20,7 +20,7 @@ of a row before it is returned (`Upward`). Works on mgp-like objects (`.id`, `.l
 importing mgp, so it is testable on small fakes.
 """
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -107,19 +107,10 @@ def action_skip(vertex: Any, holder_ids: Container[int]) -> str | None:
 
 
 def action_id_skip(
-    action_id: str, vertex_id: int, index: "GraphIndex", owned: Container[int], unindexed_ok: bool = False
+    action_id: str, vertex_id: int, collisions: "Collisions", owned: Container[int]
 ) -> str | None:
-    """The collision rule: every Action the index knows with `action_id` is `vertex_id` or in `owned`.
-
-    An Action the index does not know fails closed (so a cache can rescan), unless `unindexed_ok`:
-    growth admits the user's new Actions, newer than the index, against the holders it does know.
-    """
-    known = index.action_holders.get(action_id, ())
-    if known == (vertex_id,):
-        return None
-    if vertex_id not in known and not unindexed_ok:
-        return "action_not_in_index"
-    if any(h != vertex_id and h not in owned for h in known):
+    """The collision rule: no Action outside `owned` (and `vertex_id` itself) holds `action_id`."""
+    if collisions.elsewhere(action_id, vertex_id, owned):
         return "action_id_held_by_another_user"
     return None
 
@@ -158,35 +149,38 @@ def fact_ends(edge: Any, user_id: int) -> tuple[bool, bool] | None:
     return None if ends[0] and ends[1] else (ends[0], ends[1])
 
 
-# -- the global index -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class GraphIndex:
-    """What ownership needs of the whole graph: User vertex ids by user_id, Action vertex ids by action_id.
+# -- the collision rule's view of the graph ---------------------------------------------------------
+class Collisions:
+    """Which other Actions hold an action_id, for the collision rule.
 
-    Built by one full vertex scan (Python procedures have no label index); the cache keeps it.
+    `holders_of(action_id)` is a superset of the vertex ids that might (a database's `Directory`);
+    each is checked in the calling transaction before it counts, memoised for the call. With
+    `holders_of=None` the operator has declared action_ids unique in the graph (upstream's
+    `CONSTRAINT ON (a:Action) ASSERT a.action_id IS UNIQUE`): no id is ever held twice.
     """
 
-    users: Mapping[str, tuple[int, ...]]
-    action_holders: Mapping[str, tuple[int, ...]]
+    def __init__(
+        self, holders_of: Callable[[str], Iterable[int]] | None, lookup: Callable[[int], Any]
+    ) -> None:
+        self.holders_of, self.lookup = holders_of, lookup
+        self._holds: dict[int, str | None] = {}  # vertex id -> the action_id it holds live (None: none)
 
-    @classmethod
-    def scan(cls, vertices: Iterable[Any], abort: Callable[[], None] = _no_abort) -> "GraphIndex":
-        users: dict[str, list[int]] = defaultdict(list)
-        holders: dict[str, list[int]] = defaultdict(list)
-        for count, vertex in enumerate(vertices):
-            if count % _ABORT_EVERY == 0:
-                abort()
-            for label in vertex.labels:
-                name = label.name
-                if name == s.ACTION:
-                    key = id_text(vertex.properties.get(s.ACTION_ID))
-                    if key is not None:
-                        holders[key].append(vertex.id)
-                elif name == s.USER:
-                    key = id_text(vertex.properties.get(s.USER_ID))
-                    if key is not None:
-                        users[key].append(vertex.id)
-        return cls({k: tuple(v) for k, v in users.items()}, {k: tuple(v) for k, v in holders.items()})
+    def elsewhere(self, action_id: str, vertex_id: int, owned: Container[int]) -> bool:
+        """Whether an Action other than `vertex_id` and outside `owned` holds `action_id` live."""
+        if self.holders_of is None:
+            return False
+        for holder in self.holders_of(action_id):
+            if holder == vertex_id or holder in owned:
+                continue
+            if holder not in self._holds:
+                vertex = self.lookup(holder)
+                held = None
+                if vertex is not None and has_label(vertex, s.ACTION):
+                    held = id_text(vertex.properties.get(s.ACTION_ID))
+                self._holds[holder] = held
+            if self._holds[holder] == action_id:
+                return True
+        return False
 
 
 # -- walking down from the User ---------------------------------------------------------------------
@@ -276,12 +270,11 @@ def admit_actions(
     candidates: Candidates,
     lookup: Callable[[int], Any],
     holders: Container[int],
-    index: GraphIndex,
+    collisions: Collisions,
     skipped: Counter,
     abort: Callable[[], None] = _no_abort,
     *,
     also_owned: Container[int] = frozenset(),
-    unindexed_ok: bool = False,
 ) -> list[OwnedAction]:
     """The `candidates` that are the user's Actions (`action_skip`, then `action_id_skip` against the
     candidates that passed and `also_owned`)."""
@@ -298,7 +291,7 @@ def admit_actions(
     owned = _Either({item.vertex_id for item in passed}, also_owned)
     admitted = []
     for item in passed:
-        reason = action_id_skip(item.action_id, item.vertex_id, index, owned, unindexed_ok)
+        reason = action_id_skip(item.action_id, item.vertex_id, collisions, owned)
         if reason:
             skipped[reason] += 1
         else:
@@ -333,7 +326,7 @@ def owned_ontologies(user: Any) -> list[Any]:
 
 
 def collect_owned(
-    user: Any, index: GraphIndex, lookup: Callable[[int], Any], abort: Callable[[], None] = _no_abort
+    user: Any, collisions: Collisions, lookup: Callable[[int], Any], abort: Callable[[], None] = _no_abort
 ) -> OwnedGraph:
     """Everything `user` (a User vertex) owns, by the rules in the module docstring; `lookup` gives a
     vertex of the calling transaction by id."""
@@ -348,7 +341,7 @@ def collect_owned(
     owned.sessions = set(sessions)
     candidates: Candidates = {}
     expand_sessions(sessions, owned.sessions, owned.holders, candidates, owned.skipped, abort)
-    owned.actions = admit_actions(candidates, lookup, owned.holders, index, owned.skipped, abort)
+    owned.actions = admit_actions(candidates, lookup, owned.holders, collisions, owned.skipped, abort)
     collect_entities_and_facts(owned, abort)
     owned.notes = owned_notes(user, owned.skipped)
     owned.ontologies = owned_ontologies(user)
@@ -403,8 +396,8 @@ class Upward:
     """The same rules checked from an item up to the User, memoised for one call: is this Action (its
     parents, their parents) still the user's, and which sessions does it stand for?"""
 
-    def __init__(self, user: Any, index: GraphIndex, owned_actions: Container[int]) -> None:
-        self.user, self.index, self.owned_actions = user, index, owned_actions
+    def __init__(self, user: Any, collisions: Collisions, owned_actions: Container[int]) -> None:
+        self.user, self.collisions, self.owned_actions = user, collisions, owned_actions
         self._sessions: dict[int, str | None | bool] = {}  # Session vertex id -> session_id, or False
         self._agents: dict[int, list[str | None] | None] = {}  # Agent vertex id -> its sessions' ids
 
@@ -428,8 +421,8 @@ class Upward:
         """The session ids the user's Action stands for; None unless it is still theirs with this id."""
         if not has_label(vertex, s.ACTION) or id_text(vertex.properties.get(s.ACTION_ID)) != action_id:
             return None
-        if action_id_skip(action_id, vertex.id, self.index, self.owned_actions, unindexed_ok=True):
-            return None  # (an Action newer than the index is checked against the holders it knows)
+        if action_id_skip(action_id, vertex.id, self.collisions, self.owned_actions):
+            return None
         sessions: list[str | None] = []
         parents = [e.from_vertex for e in vertex.in_edges if e.type.name == s.HAS_ACTION]
         for parent in parents:

@@ -11,13 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from . import schema as s
-from .cache import LiveGraph, RecallCache
+from .cache import LiveGraph, Place, RecallCache
+from .callshape import UserRef
 from .config import LANES, RecallConfig
 from .kinds import ENTITY, NOTE, TURN
 from .lanes import DERIVED, VECTOR_LANES, LaneResults, run_lanes
 from .models import ModelRegistry, ModelState
-from .ownership import labels_of
 from .snapshot import UserSnapshot, empty_snapshot
 from .vector_rows import unit_query
 from .verify import Verifier, hit_items, without_items
@@ -45,19 +44,12 @@ class LaneRow:
     text: str
 
 
-def user_vertex(
-    live: LiveGraph, cache: RecallCache, user: Any, expected: str = "a user_id string or a :User node"
-) -> Any:
-    """The User vertex `user` names: a :User node as given, a user_id string looked up (None when
-    unknown); an error naming `user` for anything else."""
-    if isinstance(user, str) and user:
-        return cache.find_user(live, user)
-    if hasattr(user, "labels") and hasattr(user, "properties"):
-        if s.USER not in labels_of(user):
-            found = ", ".join(sorted(labels_of(user))) or "no label"
-            raise ValueError(f"user must be {expected}, got a node with {found}")
-        return user
-    raise ValueError(f"user must be {expected}, got {user!r}")
+def user_vertex(live: LiveGraph, cache: RecallCache, ref: UserRef) -> tuple[Place, Any]:
+    """Where the call runs, and the live User vertex `ref` names (None when there is no such user)."""
+    place = cache.place(live, ref.metas)
+    if ref.user_id is not None:
+        return place, cache.find_user(place, live, ref.user_id)
+    return place, ref.vertex
 
 
 def question_vector(
@@ -86,7 +78,7 @@ def recall(
     live: LiveGraph,
     cache: RecallCache,
     models: ModelRegistry,
-    user: Any,
+    ref: UserRef,
     question: str,
     cfg: RecallConfig,
     today: date | None = None,
@@ -100,7 +92,7 @@ def recall(
     state = models.state(model)
     if cfg.query_vector is not None and state.loaded:
         question_vector(models, question, cfg, model, state.dimension)  # the dimension error, early
-    vertex = user_vertex(live, cache, user)
+    place, vertex = user_vertex(live, cache, ref)
     query: list[np.ndarray] = []  # the question's vector, computed once, for a second attempt
 
     def lanes_over(snapshot: UserSnapshot) -> LaneResults:
@@ -114,13 +106,14 @@ def recall(
         return run_lanes(snapshot, question, vector, cfg, embed_types, vector_off, today, live.abort)
 
     if vertex is None:
-        snapshot = empty_snapshot(-1, user if isinstance(user, str) else None, model, state.dimension)
+        snapshot = empty_snapshot(-1, ref.user_id, model, state.dimension)
         return Recall(snapshot, lanes_over(snapshot), model)
+    collisions = cache.collisions(place, live)
     for fresh in (False, True):
-        entry = cache.entry(live, vertex, model, state.dimension, fresh=fresh)
+        entry = cache.entry(place, live, vertex, model, state.dimension, fresh, ref.signature)
         results = lanes_over(entry.snapshot)
         verifier = Verifier(
-            entry.snapshot, entry.actions, entry.owned_actions, vertex, live.vertex, cache.graph_index(live)
+            entry.snapshot, entry.actions, entry.owned_actions, vertex, live.vertex, collisions
         )
         failing = verifier.failing(hit_items(results, shown_only), live.abort)
         if not failing:

@@ -15,6 +15,7 @@ The shape is the one the context-graph libraries (PyPI `sessions-graph`, `action
     (:User)-[:HAS_MEMORY]->(:Memory {memory_id, path, content, updated_at, passage_embeddings,
               embedding_model})                     a note the user saved on purpose
     (:User)-[:ADOPTED]->(:OntologyVersion {pool})      `pool.relation_types`: [{label, description}]
+    (:RecallMeta {token})                              one per database: names it (`databases`)
 
 Who owns which of these is `ownership`'s business; what a property's value may look like, the readers'
 (`reading`). recall writes only vectors (`passage_embeddings`/`embedding` with `embedding_model`) and
@@ -29,8 +30,11 @@ AGENT = "Agent"
 CHUNK = "Chunk"
 MEMORY = "Memory"
 ONTOLOGY = "OntologyVersion"
+#: One per database, made by `memgraph-recall setup`: its `token` (a random UUID) names the database,
+#: which a procedure cannot learn otherwise (module state is shared by every database of an instance).
+META = "RecallMeta"
 #: Labels of the graph's structure: a vertex carrying one is never an entity.
-STRUCTURAL_LABELS = frozenset({USER, SESSION, ACTION, AGENT, CHUNK, MEMORY, ONTOLOGY})
+STRUCTURAL_LABELS = frozenset({USER, SESSION, ACTION, AGENT, CHUNK, MEMORY, ONTOLOGY, META})
 
 # Relationship types
 HAD_SESSION = "HAD_SESSION"
@@ -63,6 +67,7 @@ PATH = "path"
 CONTENT = "content"
 UPDATED_AT = "updated_at"
 POOL = "pool"
+TOKEN = "token"  # a RecallMeta's database token
 HASH = "hash"  # a Chunk's content address
 CHUNK_HASH = "chunk"  # on a fact edge: the hash of the Chunk it was read from (upstream's)
 PASSAGE_EMBEDDINGS = "passage_embeddings"

@@ -14,7 +14,7 @@ from .embedding import Units, encodable, units_of
 from .kinds import KINDS, PUBLIC_NAMES
 from .limits import VARIABLES, Ceilings
 from .models import ModelRegistry, ModelState
-from .ownership import GraphIndex, collect_owned
+from .ownership import collect_owned
 from .vectors import CURRENT, MALFORMED, OTHER_MODEL
 
 #: What each ownership skip means, for the rows' detail.
@@ -27,7 +27,6 @@ SKIP_MEANINGS = {
     "action_link_to_a_non_action": "a HAS_ACTION link to a vertex that is not an Action",
     "action_without_id": "an Action without an action_id",
     "action_id_held_by_another_user": "an action_id another user's Action also holds (a collision)",
-    "action_not_in_index": "an Action newer than the graph index (seen after a rescan)",
     "note_shared_with_another_user": "a Memory linked from another user",
     "note_link_to_a_non_memory": "a HAS_MEMORY link to a vertex that is not a Memory",
     "mention_with_unreadable_sources": "a MENTIONED_IN edge whose sources is not a list (or too long)",
@@ -52,19 +51,18 @@ def status_rows(
         if p
     ]
     rows += limit_rows(limits)
-    index = GraphIndex.scan(live.vertices, live.abort)  # current, and not the cache's business
+    place = cache.place(live)
     if cfg.user is not None:
-        known = bool(index.users.get(cfg.user))
+        known = cache.find_user(place, live, cfg.user) is not None
         rows.append(status_row("module", "user", detail=cfg.user if known else f"{cfg.user} (not found)"))
     rows += model_rows(states, models.default_model)
-    rows += cache.status_rows()
-    units = units_of(live, index, cfg.user)
-    if cfg.user is None:  # every user's skips
-        for holders in index.users.values():
-            for vertex_id in holders:
-                units.skipped.update(
-                    collect_owned(live.vertex(vertex_id), index, live.vertex, live.abort).skipped
-                )
+    rows += cache.status_rows(place)
+    units = units_of(live, cache, cfg.user)
+    if cfg.user is None:  # every user's skips (the unscoped doctor reads the whole graph)
+        collisions = cache.collisions(place, live)
+        for user_id in place.directory.user_ids():
+            for vertex in cache.live_users(place, live, user_id):
+                units.skipped.update(collect_owned(vertex, collisions, live.vertex, live.abort).skipped)
     rows += unit_rows(units, states)
     rows += [
         status_row("ownership", reason, count=n, detail=SKIP_MEANINGS.get(reason))

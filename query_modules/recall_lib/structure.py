@@ -1,84 +1,113 @@
-"""The user's structure as edge ids: what the cache re-checks on every call, cheaply, to stay fresh.
+"""The user's structure as edge ids: what the cache checks on every call to stay fresh.
 
-A `Structure` records the ids of the edges out of the User vertex, out of each of the user's Sessions
-and Agents, and into each of the user's Agents. Reading it touches edge ids only (no property, no
-vector), so at 100k messages it is ~100k edge ids per call. Comparing it with the cached one says:
+A `Structure` records, for each holder (the User vertex, the user's Sessions and Agents), the ids of
+its edges out and in. Reading it touches edge ids only (no property, no vector). From it, each holder's
+**signature** follows: (its degree, the sum of its edge ids), what the fast call shape's Cypher computes
+in the call's own snapshot (`degree(h)`, `sum(id(e))`) and passes in, so only holders whose signature
+differs from the one recall derived from its own last read need reading at all.
+
+Why (degree, id sum) is exact: edge ids in a database come from one counter that only grows, so every
+edge created after recall read a holder has an id above all it read. If edges were added and removed
+and the degree stayed the same, as many were added as removed, and the added ones' ids sum to more
+than the removed ones' unless some added edge was created (id taken) **before** recall's read and
+committed after it. So a change goes unseen only when at least two such late-committing edges of one
+holder are matched by removals of the same total id: recall also re-reads every holder at the cache's
+maximum age (`RECALL_CACHE_MAX_AGE`), which bounds even that. Ids restart after a storage rebuild
+(`RECOVER SNAPSHOT`, replica resync); see the cache's docstring for what recall does then.
+
+Comparing a read with the cached structure says:
 - nothing changed: the cached snapshot is current for sessions and messages;
-- it only grew: new sessions, messages, notes or agent links, read incrementally (`Growth`);
-- something was removed (or a Session/Agent vanished): the caller rebuilds.
+- it only grew: new sessions, messages, agent links, or edges into the User (facts about the user),
+  read incrementally (`Growth`);
+- something was removed, or a Session/Agent vanished: the caller rebuilds.
 
-What it cannot see (by design, it reads no properties and only these vertices' edges): edited
-properties (text, vectors, timestamps), edges into the user's Sessions and Actions from elsewhere
-(another user's session claiming one of them), and anything past the Actions (chunks, mentions,
-facts on entities). The cache's verification of every returned row covers the dangerous direction of
-all of these; facts and entities added later are read on the next full build (max age or
-`recall.invalidate`).
+What it cannot see (by design: it reads no properties and only these vertices' edges): edited
+properties, edges into the user's Actions from elsewhere, anything past the Actions (chunks, mentions,
+facts between entities). Verification of every returned row covers the dangerous direction of all of
+these; facts and entities added later are read at the maximum age or after `recall.invalidate`.
 """
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 #: Looks up a vertex of the current transaction by id; None when it does not exist (any more).
 VertexLookup = Callable[[int], Any]
+#: A holder's signature: (degree, sum of its edge ids), out and in together.
+Signature = tuple[int, int]
 
 
 @dataclass(frozen=True)
 class Structure:
-    user_edges: tuple[int, ...]  # out-edge ids of the User vertex, in graph order
-    out_edges: Mapping[int, tuple[int, ...]]  # each owned Session/Agent vertex id -> its out-edge ids
-    agent_in_edges: Mapping[int, tuple[int, ...]]  # each owned Agent vertex id -> its in-edge ids
+    user: int  # the User vertex id (itself a holder)
+    out_edges: Mapping[int, tuple[int, ...]]  # each holder -> its out-edge ids, in graph order
+    in_edges: Mapping[int, tuple[int, ...]]  # each holder -> its in-edge ids
+    signatures: Mapping[int, Signature] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        signatures = {
+            holder: (len(out) + len(self.in_edges[holder]), sum(out) + sum(self.in_edges[holder]))
+            for holder, out in self.out_edges.items()
+        }
+        object.__setattr__(self, "signatures", signatures)
 
     @property
     def edge_count(self) -> int:
         """How many edge ids the structure holds (for the cache's byte estimate)."""
-        return (
-            len(self.user_edges)
-            + sum(map(len, self.out_edges.values()))
-            + sum(map(len, self.agent_in_edges.values()))
-        )
+        return sum(map(len, self.out_edges.values())) + sum(map(len, self.in_edges.values()))
+
+    def differing(self, passed: Mapping[int, Signature]) -> set[int]:
+        """The holders whose signature in `passed` (the caller's, unchecked) is missing or not this one."""
+        return {holder for holder, mine in self.signatures.items() if passed.get(holder) != mine}
+
+    def with_holders(self, read: "Structure") -> "Structure":
+        """This structure with the holders `read` (e.g. `read_holders`) holds replaced or added."""
+        return Structure(self.user, {**self.out_edges, **read.out_edges}, {**self.in_edges, **read.in_edges})
 
 
 @dataclass(frozen=True)
 class Growth:
     """Edges that appeared since the cached structure (live objects, valid during this call only)."""
 
-    structure: Structure  # the structure as read now, for the Sessions and Agents already known
-    user_edges: tuple[Any, ...] = ()
+    structure: Structure  # the structure as read now, for the holders already known
     out_edges: Mapping[int, tuple[Any, ...]] = field(default_factory=dict)
-    agent_in_edges: Mapping[int, tuple[Any, ...]] = field(default_factory=dict)
+    in_edges: Mapping[int, tuple[Any, ...]] = field(default_factory=dict)
 
     @property
     def unchanged(self) -> bool:
-        return not (self.user_edges or self.out_edges or self.agent_in_edges)
+        return not (self.out_edges or self.in_edges)
 
 
 def _ids(edges: Iterable[Any]) -> tuple[int, ...]:
     return tuple([edge.id for edge in edges])
 
 
-def read_structure(
-    user: Any, lookup: VertexLookup, holders: Iterable[int], agents: Iterable[int]
-) -> Structure | None:
-    """The structure of `user` with its owned Sessions and Agents (`holders`, of which `agents` are
-    Agents); None when one of them no longer exists."""
+def read_holders(lookup: VertexLookup, holders: Iterable[int]) -> Structure | None:
+    """The edges of `holders` (vertex ids), as a partial structure; None when one no longer exists."""
     out_edges: dict[int, tuple[int, ...]] = {}
+    in_edges: dict[int, tuple[int, ...]] = {}
     for holder in holders:
         vertex = lookup(holder)
         if vertex is None:
             return None
         out_edges[holder] = _ids(vertex.out_edges)
-    agent_in: dict[int, tuple[int, ...]] = {}
-    for agent in agents:
-        vertex = lookup(agent)
-        if vertex is None:
-            return None
-        agent_in[agent] = _ids(vertex.in_edges)
-    return Structure(_ids(user.out_edges), out_edges, agent_in)
+        in_edges[holder] = _ids(vertex.in_edges)
+    return Structure(-1, out_edges, in_edges)
 
 
-def _new_edges(known: tuple[int, ...], now: tuple[int, ...], edges: Callable[[], Iterable[Any]]):
-    """(unchanged, added live edges); None when an edge of `known` is gone."""
+def read_structure(user: Any, lookup: VertexLookup, holders: Iterable[int]) -> Structure | None:
+    """The structure of `user` and its other `holders` (Session and Agent vertex ids); None when one of
+    them no longer exists."""
+    others = read_holders(lookup, (h for h in holders if h != user.id))
+    if others is None:
+        return None
+    out_edges = {user.id: _ids(user.out_edges), **others.out_edges}
+    in_edges = {user.id: _ids(user.in_edges), **others.in_edges}
+    return Structure(user.id, out_edges, in_edges)
+
+
+def _added(known: tuple[int, ...], now: tuple[int, ...], edges: Callable[[], Iterable[Any]]):
+    """The live edges in `now` but not `known`; None when an edge of `known` is gone."""
     if now == known:
         return ()
     old = set(known)
@@ -87,43 +116,35 @@ def _new_edges(known: tuple[int, ...], now: tuple[int, ...], edges: Callable[[],
     return tuple(edge for edge in edges() if edge.id not in old)
 
 
-def _grown(
-    known_edges: dict[int, tuple[int, ...]], lookup: VertexLookup, abort: Callable[[], None], direction: str
-) -> tuple[dict[int, tuple[int, ...]], dict[int, tuple[Any, ...]]] | None:
-    """Per holder, its edge ids now and the edges added in `direction`; None when anything was removed."""
-    now_by_holder: dict[int, tuple[int, ...]] = {}
-    added_by_holder: dict[int, tuple[Any, ...]] = {}
-    for count, (holder, known) in enumerate(known_edges.items()):
-        if count % 512 == 0:
-            abort()
-        vertex = lookup(holder)
-        if vertex is None:
-            return None
-        now = _ids(getattr(vertex, direction))
-        added = _new_edges(known, now, lambda v=vertex: getattr(v, direction))
-        if added is None:
-            return None
-        now_by_holder[holder] = now
-        if added:
-            added_by_holder[holder] = added
-    return now_by_holder, added_by_holder
-
-
-def compare(user: Any, baseline: Structure, lookup: VertexLookup, abort: Callable[[], None]) -> Growth | None:
+def compare(
+    user: Any,
+    baseline: Structure,
+    lookup: VertexLookup,
+    abort: Callable[[], None],
+    only: Collection[int] | None = None,
+) -> Growth | None:
     """How `user`'s structure differs from `baseline`: a Growth, or None when anything was removed.
 
+    Reads every holder, or with `only` just those (the rest are taken as the baseline has them).
     Order is not compared (Memgraph may reorder a vertex's edges when one is deleted), only id sets,
     with an exact tuple comparison as the fast path.
     """
-    user_ids = _ids(user.out_edges)
-    user_added = _new_edges(baseline.user_edges, user_ids, lambda: user.out_edges)
-    if user_added is None:
-        return None
-    out = _grown(baseline.out_edges, lookup, abort, "out_edges")
-    if out is None:
-        return None
-    inward = _grown(baseline.agent_in_edges, lookup, abort, "in_edges")
-    if inward is None:
-        return None
-    (out_now, out_added), (in_now, in_added) = out, inward
-    return Growth(Structure(user_ids, out_now, in_now), user_added, out_added, in_added)
+    out_now, in_now = dict(baseline.out_edges), dict(baseline.in_edges)
+    out_added: dict[int, tuple[Any, ...]] = {}
+    in_added: dict[int, tuple[Any, ...]] = {}
+    holders = baseline.out_edges.keys() if only is None else [h for h in only if h in baseline.out_edges]
+    for count, holder in enumerate(holders):
+        if count % 512 == 0:
+            abort()
+        vertex = user if holder == user.id else lookup(holder)
+        if vertex is None:
+            return None
+        for side, now, added in (("out_edges", out_now, out_added), ("in_edges", in_now, in_added)):
+            ids = _ids(getattr(vertex, side))
+            new = _added(getattr(baseline, side)[holder], ids, lambda v=vertex, k=side: getattr(v, k))
+            if new is None:
+                return None
+            now[holder] = ids
+            if new:
+                added[holder] = new
+    return Growth(Structure(baseline.user, out_now, in_now), out_added, in_added)

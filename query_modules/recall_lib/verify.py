@@ -15,7 +15,7 @@ from typing import Any
 from . import schema as s
 from .kinds import ENTITY, FACT, NOTE, TURN
 from .lanes import LaneResults
-from .ownership import GraphIndex, OwnedAction, OwnedFact, Upward, fact_ends, id_text, mention_skip
+from .ownership import Collisions, OwnedAction, OwnedFact, Upward, fact_ends, id_text, mention_skip
 from .reading import fact_of, note_of, turn_of
 from .snapshot import UserSnapshot
 
@@ -33,12 +33,12 @@ class Verifier:
         owned_actions: Container[int],
         user: Any,
         lookup: VertexLookup,
-        index: GraphIndex,
+        collisions: Collisions,
     ) -> None:
         """`actions`: the user's action_id -> Action vertex id (what facts cite); `owned_actions`: every
         Action vertex id the snapshot holds (an action_id may be held by several of the user's)."""
         self.snapshot, self.actions, self.user, self.lookup = snapshot, actions, user, lookup
-        self.upward = Upward(user, index, owned_actions)
+        self.upward = Upward(user, collisions, owned_actions)
         self._sources: dict[str, bool] = {}
         self._edges: dict[tuple[int, str], dict[int, Any]] = {}
 

@@ -9,12 +9,14 @@ from recall_kit import MODEL, axis, render, rows_of
 WIDE = {"turns_k": 50, "text_k": 50, "facts_k": 50, "entities_k": 50, "memories_k": 20, "fact_turns_k": 50}
 
 
-def world(tag: str = "") -> MemoryGraph:
-    """ana (two sessions, a fact, an entity, a note) and bob (one session); texts carry `tag`.
+def world(tag: str = "", token: str | None = None) -> MemoryGraph:
+    """ana (two sessions, a fact, an entity, a note) and bob (one session); texts carry `tag`. The
+    database has a RecallMeta (`token`, else a random one), so the cache keeps its entries.
 
     Vectors: ana's messages along axis 1, bob's along axis 2, notes along axis 3, entities/facts axis 4.
     """
     g = MemoryGraph()
+    g.recall_meta(token)
     ana, bob = g.user("ana"), g.user("bob")
     vec = {"passage_embeddings": [axis(1)], "embedding_model": MODEL}
     s1 = g.session(ana, "ana-s1")

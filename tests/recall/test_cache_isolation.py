@@ -23,26 +23,37 @@ def test_two_runtimes_never_swap_rows(two):
             assert not any(other in row for row in rows)
 
 
-def test_two_graphs_loaded_in_turn_never_swap_rows():
-    rt = runtime(world(" alpha").elements())
+def test_a_graph_replaced_under_the_same_token_never_serves_the_old_rows():
+    """Same ids, user_ids and RecallMeta token, other text (a restore without recall.invalidate)."""
+    rt = runtime(world(" alpha", token="same").elements())
     before = ask(rt, "ana")
     assert any("alpha" in row for row in before)
-    rt.load_elements(world(" beta").elements())  # same ids and user_ids, other text: no invalidate
+    rt.load_elements(world(" beta", token="same").elements())
     after = ask(rt, "ana")
     assert not any("alpha" in row for row in after)
     assert counts(rt)["verify_failures"] >= 1  # found stale by verification, rebuilt
     assert after == ask(runtime(world(" beta").elements()), "ana")  # and then complete
 
 
-def test_a_user_whose_properties_differ_gets_its_own_entry():
-    g = world(" alpha")
-    rt = runtime(g.elements())
+def test_graphs_loaded_in_turn_with_their_own_tokens_are_separate_databases():
+    rt = runtime(world(" alpha").elements())
+    ask(rt, "ana")
+    rt.load_elements(world(" beta").elements())  # same ids and user_ids, another database
+    after = ask(rt, "ana")
+    assert not any("alpha" in row for row in after) and any("beta" in row for row in after)
+    assert counts(rt)["verify_failures"] == 0 and counts(rt)["builds"] == 2
+
+
+def test_an_edited_user_property_keeps_the_entry():
+    """The key is (database, vertex id, user_id, model): a User's other properties change nothing recall
+    reads, so an application that rewrites one on every turn pays no rebuild."""
+    rt = runtime(world(" alpha").elements())
     ask(rt, "ana")
     rt.store.set_vertex_property(vertex_of(rt, "User", "user_id", "ana"), "name", "Ana")
     before = counts(rt)
     ask(rt, "ana")
     after = counts(rt)
-    assert after["builds"] == before["builds"] + 1 and after["entries"] == 2  # a new key, not a reuse
+    assert after["builds"] == before["builds"] and after["hits"] == before["hits"] + 1
 
 
 def test_concurrent_callers_and_a_writer_never_see_a_foreign_row():
@@ -91,6 +102,7 @@ def test_concurrent_callers_and_a_writer_never_see_a_foreign_row():
 def agent_world() -> MemoryGraph:
     """ana's sessions share one Agent (as SDK adapters do); bob has his own session."""
     g = MemoryGraph()
+    g.recall_meta()
     ana, bob = g.user("ana"), g.user("bob")
     vec = {"passage_embeddings": [axis(1)], "embedding_model": MODEL}
     for n in (1, 2):

@@ -16,13 +16,13 @@ def test_facts_added_later_appear_after_the_maximum_age(monkeypatch):
     entity = rt.store.add_vertex(
         ["Entity"], {"text": "red canoe", "embedding": axis(4), "embedding_model": MODEL}
     )
-    rt.store.add_edge(
+    rt.store.add_edge(  # between two entities: no holder of the user's structure sees it
+        vertex_of(rt, "Entity", "text", "blue kayak"),
         entity,
-        vertex_of(rt, "User", "user_id", "ana"),
-        "OWNED_BY",
+        "TOWS",
         {
             "source_id": "ana-3",
-            "text": "ana owns a red canoe",
+            "text": "the kayak tows a red canoe",
             "embedding": axis(4),
             "embedding_model": MODEL,
         },
@@ -128,20 +128,18 @@ def test_an_infinite_maximum_age_is_refused(raw):
     assert CacheSettings.from_env({"RECALL_CACHE_MAX_AGE": raw}).problem
 
 
-def test_a_warm_call_never_rescans_the_graph_whatever_the_index_age():
-    """The index's max age binds full builds and renewals; a warm call (string user included) uses it."""
+def test_no_call_after_the_first_reads_the_whole_graph_whatever_the_time():
+    """The directory is built once per database; later calls, renewals at the maximum age included,
+    read only what changed (`recall_lib.directory`)."""
     rt = runtime(world().elements())
     cache = rt.modules["recall"].CACHE
     now = [1000.0]
     cache.clock = lambda: now[0]
-    ask(rt, "ana")  # scans the graph at t=1000
-    now[0] += 50
-    ask(rt, "bob")  # built at t=1050 with the 50 s old index
-    now[0] += 20
-    ask(rt, "bob")  # warm: the index is 70 s old, past the 60 s max age
-    index_row = next(r for r in rt.call("recall.status") if r["section"] == "cache" and r["name"] == "index")
-    assert index_row["detail"] == "ids; scanned 70.0 s ago"
-    ask(rt, "ana")  # ana's entry is 70 s old: renewed, with a fresh scan
-    index_row = next(r for r in rt.call("recall.status") if r["section"] == "cache" and r["name"] == "index")
-    assert index_row["detail"] == "ids; scanned 0.0 s ago"
-    assert counts(rt)["renewals"] == 1
+    ask(rt, "ana")  # the database's first call: one full pass
+    assert counts(rt)["scans"] == 1
+    for _ in range(3):
+        now[0] += 70  # past the 60 s maximum age
+        ask(rt, "bob")
+        ask(rt, "ana")
+        ask(rt, "nobody")
+    assert counts(rt)["scans"] == 1 and counts(rt)["renewals"] >= 3

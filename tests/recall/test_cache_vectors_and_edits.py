@@ -34,6 +34,7 @@ def test_vectors_written_later_are_picked_up_on_the_next_call_without_a_rebuild(
 
 def test_recall_embed_no_longer_drops_the_cache_and_its_vectors_still_appear():
     g = MemoryGraph()
+    g.recall_meta()
     session = g.session(g.user("eva"), "eva-s")
     g.message(session, "e1", "eva plays the cello on sundays", "2024-01-01T10:00:00Z")
     rt = runtime(g.elements())
@@ -48,6 +49,7 @@ def test_recall_embed_no_longer_drops_the_cache_and_its_vectors_still_appear():
 
 def test_many_awaited_vectors_are_picked_up_a_bounded_number_per_call(monkeypatch):
     g = MemoryGraph()
+    g.recall_meta()
     session = g.session(g.user("max"), "max-s")
     for i in range(30):
         g.message(session, f"m{i}", f"message {i}", f"2024-01-01T10:{i:02d}:00Z")

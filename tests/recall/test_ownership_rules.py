@@ -7,8 +7,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from recall_lib.directory import Directory
 from recall_lib.ownership import (
-    GraphIndex,
+    Collisions,
     Upward,
     action_id_skip,
     action_skip,
@@ -62,11 +63,13 @@ class Graph:
         end.in_edges.append(edge)
         return edge
 
-    def index(self) -> GraphIndex:
-        return GraphIndex.scan(self.vertices)
+    def collisions(self) -> Collisions:
+        """The collision rule over a directory of the graph as it is now."""
+        return Collisions(Directory.scan(self.vertices, lambda: None).holders_of, self.lookup)
 
     def lookup(self, vertex_id: int) -> FakeVertex | None:
-        return self.vertices[vertex_id] if 0 <= vertex_id < len(self.vertices) else None
+        vertex = self.vertices[vertex_id] if 0 <= vertex_id < len(self.vertices) else None
+        return None if vertex is None or vertex.properties.get("deleted") else vertex
 
 
 def two_users():
@@ -85,7 +88,7 @@ def test_a_session_is_the_users_only_when_they_are_its_sole_parent():
     g.e(bob, "HAD_SESSION", mine)  # now shared
     assert session_skip(mine, ann.id) == "session_with_another_parent"
     assert session_skip(g.v("Agent"), ann.id) == "session_link_to_a_non_session"
-    owned = collect_owned(ann, g.index(), g.lookup)
+    owned = collect_owned(ann, g.collisions(), g.lookup)
     assert not owned.sessions and owned.skipped["session_with_another_parent"] == 1
 
 
@@ -96,12 +99,12 @@ def test_an_agent_counts_only_when_every_session_linking_it_is_the_users():
     action = g.v("Action", action_id="a1", text="by the agent")
     g.e(agent, "HAS_ACTION", action)
     assert agent_skip(agent, {mine.id}) is None
-    assert [a.action_id for a in collect_owned(ann, g.index(), g.lookup).actions] == ["a1"]
+    assert [a.action_id for a in collect_owned(ann, g.collisions(), g.lookup).actions] == ["a1"]
     g.e(theirs, "HAS_AGENT", agent)
     assert agent_skip(agent, {mine.id}) == "agent_shared_with_another_user"
-    owned = collect_owned(ann, g.index(), g.lookup)
+    owned = collect_owned(ann, g.collisions(), g.lookup)
     assert owned.actions == [] and owned.skipped["agent_shared_with_another_user"] == 1
-    upward = Upward(ann, g.index(), {action.id})
+    upward = Upward(ann, g.collisions(), {action.id})
     assert upward.action(action, "a1") is None  # the upward check applies the same rule
 
 
@@ -112,7 +115,7 @@ def test_an_action_counts_only_under_the_users_holders_and_with_an_id():
     assert action_skip(action, {mine.id}) is None
     g.e(theirs, "HAS_ACTION", action)
     assert action_skip(action, {mine.id}) == "action_under_another_users_session"
-    assert Upward(ann, g.index(), {action.id}).action(action, "a1") is None
+    assert Upward(ann, g.collisions(), {action.id}).action(action, "a1") is None
     no_id = g.v("Action", text="no id")
     g.e(mine, "HAS_ACTION", no_id)
     assert action_skip(no_id, {mine.id}) == "action_without_id"
@@ -124,27 +127,34 @@ def test_an_action_id_held_outside_the_user_belongs_to_neither():
     own, foreign = g.v("Action", action_id="x", text="mine"), g.v("Action", action_id="x", text="theirs")
     g.e(mine, "HAS_ACTION", own)
     g.e(theirs, "HAS_ACTION", foreign)
-    index = g.index()
-    assert action_id_skip("x", own.id, index, {own.id}) == "action_id_held_by_another_user"
-    assert action_id_skip("x", own.id, index, {own.id, foreign.id}) is None
+    collisions = g.collisions()
+    assert action_id_skip("x", own.id, collisions, {own.id}) == "action_id_held_by_another_user"
+    assert action_id_skip("x", own.id, collisions, {own.id, foreign.id}) is None
     skipped: Counter = Counter()
-    assert admit_actions({own.id: "s1"}, g.lookup, {mine.id}, index, skipped) == []
+    assert admit_actions({own.id: "s1"}, g.lookup, {mine.id}, collisions, skipped) == []
     assert skipped == {"action_id_held_by_another_user": 1}
-    assert Upward(ann, index, {own.id}).action(own, "x") is None
-    newer = g.v("Action", action_id="y", text="after the scan")
-    assert action_id_skip("y", newer.id, index, set()) == "action_not_in_index"
-    assert action_id_skip("y", newer.id, index, set(), unindexed_ok=True) is None
+    assert Upward(ann, collisions, {own.id}).action(own, "x") is None
+    # The directory is a superset: a holder it still lists counts only if it holds the id, live.
+    directory = Directory.scan(g.vertices, lambda: None)
+    foreign.properties["action_id"] = "renamed"
+    assert directory.holders_of("x") == (own.id, foreign.id)
+    assert action_id_skip("x", own.id, Collisions(directory.holders_of, g.lookup), {own.id}) is None
+    assert action_id_skip("x", own.id, collisions, {own.id}) == "action_id_held_by_another_user"  # memoised
+    foreign.properties.update(action_id="x", deleted=True)
+    assert action_id_skip("x", own.id, Collisions(directory.holders_of, g.lookup), {own.id}) is None
+    # Declared unique by the operator: no collision is looked for.
+    assert action_id_skip("x", own.id, Collisions(None, g.lookup), {own.id}) is None
 
 
 def test_a_note_is_the_users_only_when_they_are_its_sole_parent():
     g, ann, bob, *_ = two_users()
     note = g.v("Memory", memory_id="m", content="note")
     g.e(ann, "HAS_MEMORY", note)
-    assert memory_skip(note, ann.id) is None and Upward(ann, g.index(), set()).note(note)
+    assert memory_skip(note, ann.id) is None and Upward(ann, g.collisions(), set()).note(note)
     g.e(bob, "HAS_MEMORY", note)
     assert memory_skip(note, ann.id) == "note_shared_with_another_user"
-    assert not Upward(ann, g.index(), set()).note(note)
-    assert collect_owned(ann, g.index(), g.lookup).skipped["note_shared_with_another_user"] == 1
+    assert not Upward(ann, g.collisions(), set()).note(note)
+    assert collect_owned(ann, g.collisions(), g.lookup).skipped["note_shared_with_another_user"] == 1
 
 
 def test_entities_come_by_a_mention_citing_the_users_action_and_facts_by_source_id():
@@ -165,7 +175,7 @@ def test_entities_come_by_a_mention_citing_the_users_action_and_facts_by_source_
     g.e(ann, "KNOWS", zoe, source_id="b9", text="not from Ann's action")
     g.e(zoe, "VISITED", ghost, source_id="a1", text="a structural end")
     assert fact_ends(fact, ann.id) == (True, False)
-    owned = collect_owned(ann, g.index(), g.lookup)
+    owned = collect_owned(ann, g.collisions(), g.lookup)
     assert [v.properties["text"] for v in owned.entities] == ["Zoe"]
     assert [f.edge.id for f in owned.facts] == [fact.id]
     assert (

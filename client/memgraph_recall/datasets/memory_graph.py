@@ -7,6 +7,7 @@ synthetic scale data) and tests all go through this one builder so the shape is 
 
 import hashlib
 import json
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -89,6 +90,11 @@ class MemoryGraph:
         return rel_id
 
     # -- the memory shape ----------------------------------------------------------------------
+    def recall_meta(self, token: str | None = None) -> Ref:
+        """The database's `(:RecallMeta {token})`, as `memgraph-recall setup` makes it (a random token
+        unless one is given): how recall tells this database from others sharing its module state."""
+        return self.node(["RecallMeta"], token=token or str(uuid.uuid4()))
+
     def user(self, user_id: str) -> Ref:
         return self.node(["User"], user_id=user_id)
 

@@ -98,6 +98,7 @@ class SyntheticSpec:
     facts_per_message: float = 0.1
     memories_per_message: float = 0.001
     start: datetime = datetime(2021, 1, 1, 9, 0, tzinfo=timezone.utc)
+    recall_meta: bool = True  # the database's RecallMeta, as after `memgraph-recall setup` (first vertex)
 
     def __post_init__(self) -> None:
         if not isinstance(self.messages, int) or self.messages < 1:
@@ -330,6 +331,8 @@ def build(spec: SyntheticSpec) -> SyntheticData:
     centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
     writer = _Writer(rng, centroids, _split_passages())
     graph = MemoryGraph()
+    if spec.recall_meta:
+        graph.recall_meta(f"synthetic-{spec.seed}-{spec.messages}")
     counts: dict[str, UserCounts] = {}
     user_id = "synth-0"
     target = _add_user(graph, spec, writer, user_id, spec.messages, keep=True)

@@ -1,0 +1,242 @@
+"""One database's directory: which vertices hold a user_id, an action_id or a database token.
+
+Python procedures have no index access, yet recall needs two answers about the whole graph: which User
+vertex has a user_id (the string call form) and whether an action_id is held by more than one Action
+(the collision rule). The directory answers both from memory and keeps itself current by reading only
+what changed since it last looked, relying on how Memgraph hands out vertex ids: one counter per
+database that only grows (`fetch_add`, never reused, not even after an aborted transaction).
+
+- **Built once** per database by one full pass (`scan`), the first time a call needs it.
+- **New vertices** (ids above the highest read, `top`) are read on every call (`advance`): ids are
+  probed upward until `GAP` ids in a row are missing (ids an aborted or deleted write used up), so a
+  user created a moment ago is found on its first call and an unknown user_id costs `GAP` probes,
+  never a scan. Vertex ids seen some other way (the asking user's new Actions) are probed up to as
+  well, however many ids are missing before them.
+- **Everything else** (a key set or changed on an existing vertex, a transaction that took an id
+  below `top` and committed later, vertices beyond a longer run of missing ids) is found by the
+  **sweep**: each call re-reads a bounded slice of the id range (`SWEEP_MAX` ids at most), paced to
+  cover the range once per `CYCLE_SECONDS` while calls come often enough; each time it completes the
+  range it also probes far above `top` (`top + GAP * 2**k`). That is the window of the collision
+  rule and of a user_id edited onto an old vertex: one sweep cycle.
+
+Entries are a **superset**, checked against the live graph on use (`users_of`, `holders_of` return ids
+the caller verifies in its own transaction): a stale entry costs a lookup, never a wrong answer. An
+entry is dropped only when a read lacks it `SETTLE_SECONDS` after it was last seen present (a reader
+on an older snapshot may not see a newer vertex, but no transaction outlives Memgraph's query timeout,
+600 s by default), so readers on older snapshots never erase what newer ones saw.
+
+Pure logic over mgp-like vertices (`.id`, `.labels[*].name`, `.properties.get`); no mgp import.
+"""
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from . import schema as s
+from .ownership import id_text
+
+#: A run of this many missing ids ends the upward probe of new vertices.
+GAP = 64
+#: Most ids the upward probe reads in one call (the rest on the next calls).
+ADVANCE_MAX = 20_000
+#: Ids the sweep reads per call: at least SWEEP_MIN, at most SWEEP_MAX, paced by CYCLE_SECONDS.
+SWEEP_MIN, SWEEP_MAX = 16, 2_048
+CYCLE_SECONDS = 300.0
+#: How long a key read present stays trusted against reads that lack it (see the module docstring).
+SETTLE_SECONDS = 600.0
+#: How far above `top` the end of each sweep cycle looks (top + GAP * 2**k for k below this).
+FAR_PROBES = 40
+
+USER, ACTION, META = "user", "action", "meta"
+
+#: Looks up a vertex of the current transaction by id; None when it does not exist there.
+VertexLookup = Callable[[int], Any]
+
+
+def vertex_keys(vertex: Any, actions: bool = True) -> tuple[tuple[str, str], ...]:
+    """The directory keys a live vertex holds: (USER, user_id), (ACTION, action_id) unless `actions` is
+    off, (META, token)."""
+    keys = []
+    for label in vertex.labels:
+        name = label.name
+        if name == s.ACTION and actions:
+            key = id_text(vertex.properties.get(s.ACTION_ID))
+            if key is not None:
+                keys.append((ACTION, key))
+        elif name == s.USER:
+            key = id_text(vertex.properties.get(s.USER_ID))
+            if key is not None:
+                keys.append((USER, key))
+        elif name == s.META:
+            token = vertex.properties.get(s.TOKEN)
+            if isinstance(token, str) and token:
+                keys.append((META, token))
+    return tuple(keys)
+
+
+@dataclass
+class DirectoryCounts:
+    scans: int = 0  # full passes (one per database, unless invalidated)
+    advanced: int = 0  # ids probed above `top`
+    swept: int = 0  # ids re-read by the sweep
+    cycles: int = 0  # sweeps that covered the whole id range
+
+
+class Directory:
+    """The keys of one database's vertices, by key and by vertex; see the module docstring."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, actions: bool = True) -> None:
+        """`actions`: keep action_ids (off when the operator declared them unique: nothing to look up)."""
+        self.clock = clock
+        self.actions = actions
+        self._lock = threading.Lock()
+        self._maps: dict[str, dict[str, tuple[int, ...]]] = {USER: {}, ACTION: {}, META: {}}
+        self._vertices: dict[int, tuple[tuple[str, str, float], ...]] = {}  # id -> (kind, key, seen at)
+        self.top = -1  # the highest vertex id read
+        self.seen = -1  # the highest vertex id known to exist (read, or seen through an edge)
+        self.sweep_at = 0
+        self._swept_at: float | None = None
+        self._cycle_started: float | None = None
+        self.last_cycle_seconds: float | None = None
+        self.counts = DirectoryCounts()
+
+    # -- building and keeping current ------------------------------------------------------------
+    @classmethod
+    def scan(
+        cls,
+        vertices: Iterable[Any],
+        abort: Callable[[], None],
+        clock: Callable[[], float] = time.monotonic,
+        actions: bool = True,
+    ) -> "Directory":
+        """A directory of every vertex, read in one pass."""
+        directory = cls(clock, actions)
+        now = clock()
+        for count, vertex in enumerate(vertices):
+            if count % 512 == 0:
+                abort()
+            vertex_id = vertex.id
+            keys = vertex_keys(vertex, actions)
+            if keys:
+                directory._record(vertex_id, keys, now)
+            if vertex_id > directory.top:
+                directory.top = vertex_id
+        directory.seen = directory.top
+        directory.counts.scans = 1
+        directory._swept_at = directory._cycle_started = now
+        return directory
+
+    def saw(self, vertex_id: int) -> None:
+        """A vertex this id exists (seen through an edge): `advance` reads up to it."""
+        if vertex_id > self.seen:
+            self.seen = vertex_id
+
+    def advance(self, lookup: VertexLookup, abort: Callable[[], None]) -> int:
+        """Read new vertices above `top` (see the module docstring); returns the ids probed."""
+        probe, missing, probed = self.top + 1, 0, 0
+        while probed < ADVANCE_MAX and (missing < GAP or probe <= self.seen):
+            if probed % 512 == 0:
+                abort()
+            vertex = lookup(probe)
+            probed += 1
+            if vertex is None:
+                missing += 1
+            else:
+                self.read(probe, vertex)
+                missing = 0
+            probe += 1
+        self.counts.advanced += probed
+        return probed
+
+    def sweep(self, lookup: VertexLookup, abort: Callable[[], None]) -> int:
+        """Re-read the next slice of the id range (paced, bounded); returns the ids probed."""
+        now = self.clock()
+        span = self.top + 1
+        elapsed = now - (self._swept_at if self._swept_at is not None else now)
+        share = int(span * elapsed / CYCLE_SECONDS) + 1
+        budget = max(SWEEP_MIN, min(SWEEP_MAX, share))
+        self._swept_at = now
+        probed = 0
+        while probed < budget:
+            if self.sweep_at > self.top:
+                self._far_probes(lookup)
+                self.sweep_at = 0
+                self.counts.cycles += 1
+                if self._cycle_started is not None:
+                    self.last_cycle_seconds = now - self._cycle_started
+                self._cycle_started = now
+                if self.top < 0:
+                    break
+            if probed % 512 == 0:
+                abort()
+            vertex_id = self.sweep_at
+            self.read(vertex_id, lookup(vertex_id))
+            self.sweep_at += 1
+            probed += 1
+        self.counts.swept += probed
+        return probed
+
+    def _far_probes(self, lookup: VertexLookup) -> None:
+        """Probe far above `top`: vertices beyond a long run of missing ids are then read by `advance`."""
+        for k in range(1, FAR_PROBES):
+            probe = self.top + GAP * (1 << k)
+            if lookup(probe) is not None:
+                self.saw(probe)
+
+    def read(self, vertex_id: int, vertex: Any) -> None:
+        """Record what one live vertex holds now (None: it does not exist in this transaction)."""
+        keys = vertex_keys(vertex, self.actions) if vertex is not None else ()
+        if vertex is not None and vertex_id > self.top:
+            self.top = vertex_id
+            self.saw(vertex_id)
+        if keys or vertex_id in self._vertices:
+            self._record(vertex_id, keys, self.clock())
+
+    def _record(self, vertex_id: int, keys: tuple[tuple[str, str], ...], now: float) -> None:
+        with self._lock:
+            held = {(kind, key): seen for kind, key, seen in self._vertices.get(vertex_id, ())}
+            kept = {
+                (kind, key): seen for (kind, key), seen in held.items() if now - seen < SETTLE_SECONDS
+            }
+            kept.update(dict.fromkeys(keys, now))
+            for kind, key in held.keys() - kept.keys():
+                self._unmap(kind, key, vertex_id)
+            for kind, key in kept.keys() - held.keys():
+                ids = self._maps[kind].get(key, ())
+                self._maps[kind][key] = (*ids, vertex_id)
+            if kept:
+                self._vertices[vertex_id] = tuple((kind, key, seen) for (kind, key), seen in kept.items())
+            else:
+                self._vertices.pop(vertex_id, None)
+
+    def _unmap(self, kind: str, key: str, vertex_id: int) -> None:
+        ids = tuple(i for i in self._maps[kind].get(key, ()) if i != vertex_id)
+        if ids:
+            self._maps[kind][key] = ids
+        else:
+            self._maps[kind].pop(key, None)
+
+    # -- answers (supersets: the caller checks each id in its own transaction) --------------------
+    def users_of(self, user_id: str) -> tuple[int, ...]:
+        return self._maps[USER].get(user_id, ())
+
+    def holders_of(self, action_id: str) -> tuple[int, ...]:
+        return self._maps[ACTION].get(action_id, ())
+
+    def user_ids(self) -> list[str]:
+        return list(self._maps[USER])
+
+    def metas(self) -> dict[int, str]:
+        """RecallMeta vertex id -> token."""
+        return {vertex_id: token for token, ids in self._maps[META].items() for vertex_id in ids}
+
+    @property
+    def size(self) -> int:
+        return len(self._vertices)
+
+    def nbytes(self) -> int:
+        """A coarse estimate: ~150 bytes per vertex held and per key, plus the keys' lengths."""
+        keys = sum(len(key) for table in self._maps.values() for key in table)
+        return 150 * (len(self._vertices) + sum(map(len, self._maps.values()))) + keys
