@@ -68,6 +68,7 @@ from .ownership import (
     session_skip,
 )
 from .pickup import pick_up
+from .reading import TurnReader
 from .snapshot import UserSnapshot, build_snapshot, read_fact_part, with_fact_part, with_new_turns
 from .structure import Growth, Signature, Structure, compare, read_holders, read_structure
 
@@ -340,12 +341,13 @@ class RecallCache:
     def _build(
         self, graph: LiveGraph, user: Any, model: str, dim: int | None, collisions: Collisions
     ) -> Entry:
-        """A full read of the user."""
-        owned = collect_owned(user, collisions, graph.vertex, graph.abort)
-        return self._entry(owned, build_snapshot(owned, model, dim, graph.abort), user, graph)
+        """A full read of the user, each Action read once."""
+        reader = TurnReader(model, dim, Counter())
+        owned = collect_owned(user, collisions, graph.vertex, graph.abort, visit=reader.add)
+        return self._entry(owned, build_snapshot(owned, model, dim, graph.abort, reader), user, graph)
 
     def _entry(self, owned: OwnedGraph, snapshot: UserSnapshot, user: Any, graph: LiveGraph) -> Entry:
-        structure = read_structure(user, graph.vertex, owned.holders)
+        structure = read_structure(user, graph.vertex, owned.holders, owned.out_edge_ids)
         if structure is None:
             raise RuntimeError("a session or agent vanished while the user was read")
         actions: dict[str, int] = {}
@@ -389,7 +391,7 @@ class RecallCache:
                 return None  # a second parent: the session may no longer be the user's
             if any(e.type.name == s.HAS_AGENT and e.from_vertex.id not in sessions for e in edges):
                 return None
-        candidates: Candidates = {}
+        candidates = Candidates()
         for holder, edges in growth.out_edges.items():
             if holder == user.id:
                 continue
@@ -397,16 +399,14 @@ class RecallCache:
                 if edge.type.name == s.HAS_ACTION:
                     action, sid = edge.to_vertex, holders[holder]
                     agent = holder not in sessions
-                    candidates.setdefault(action.id, agent_action_session(action, sid) if agent else sid)
+                    candidates.add(action.id, agent_action_session(action, sid) if agent else sid, edge.id)
                 elif edge.type.name == s.HAS_AGENT and holder in sessions:
                     to_expand.setdefault(holder, edge.from_vertex)
         skipped: Counter = Counter()
         expand_sessions(to_expand, sessions, holders, candidates, skipped, graph.abort)
-        new = {
-            vertex_id: sid for vertex_id, sid in candidates.items() if vertex_id not in cached.owned_actions
-        }
-        if new:
-            saw(max(new))  # the directory reads up to the newest, however many ids are missing before
+        new = candidates.without(cached.owned_actions)
+        if len(new):
+            saw(max(new.sessions))  # the directory reads up to the newest, however many ids are missing
         admitted = admit_actions(
             new, graph.vertex, holders, collisions, skipped, graph.abort, also_owned=cached.owned_actions
         )

@@ -96,6 +96,7 @@ class Directory:
         self._vertices: dict[int, tuple[tuple[str, str, float], ...]] = {}  # id -> (kind, key, seen at)
         self.top = -1  # the highest vertex id read
         self.seen = -1  # the highest vertex id known to exist (read, or seen through an edge)
+        self.passed = -1  # ids up to here, below `seen`, were probed on the way to it (they were taken)
         self.sweep_at = 0
         self._swept_at: float | None = None
         self._cycle_started: float | None = None
@@ -134,8 +135,13 @@ class Directory:
             self.seen = vertex_id
 
     def advance(self, lookup: VertexLookup, abort: Callable[[], None]) -> int:
-        """Read new vertices above `top` (see the module docstring); returns the ids probed."""
-        probe, missing, probed = self.top + 1, 0, 0
+        """Read new vertices above `top` (see the module docstring); returns the ids probed.
+
+        Missing ids below `seen` were taken (ids are handed out in order) by a write that aborted, was
+        deleted or has not committed yet: they are walked through once (resuming there on the next
+        call), and left to the sweep. Missing ids above it may still be handed out: probed each call.
+        """
+        probe, missing, probed = max(self.top, self.passed) + 1, 0, 0
         while probed < ADVANCE_MAX and (missing < GAP or probe <= self.seen):
             if probed % 512 == 0:
                 abort()
@@ -146,6 +152,8 @@ class Directory:
             else:
                 self.read(probe, vertex)
                 missing = 0
+            if probe <= self.seen:
+                self.passed = probe
             probe += 1
         self.counts.advanced += probed
         return probed

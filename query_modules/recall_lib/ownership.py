@@ -58,11 +58,16 @@ def id_text(value: Any) -> str | None:
     return None
 
 
-def only_parents(vertex: Any, rel_type: str, allowed: Container[int]) -> bool:
-    """`vertex` has a `rel_type` edge in, and every one comes from a vertex in `allowed`."""
+def only_parents(
+    vertex: Any, rel_type: str, allowed: Container[int], known: Container[int] = frozenset()
+) -> bool:
+    """`vertex` has a `rel_type` edge in, and every one comes from a vertex in `allowed`. `known`: ids
+    of edges already known to be such (the walk arrived through them): only their ids are read."""
     found = False
     for edge in vertex.in_edges:
-        if edge.type.name == rel_type:
+        if edge.id in known:
+            found = True
+        elif edge.type.name == rel_type:
             if edge.from_vertex.id not in allowed:
                 return False
             found = True
@@ -96,14 +101,23 @@ def agent_skip(vertex: Any, session_ids: Container[int]) -> str | None:
     return None
 
 
-def action_skip(vertex: Any, holder_ids: Container[int]) -> str | None:
+def action_check(
+    vertex: Any, holder_ids: Container[int], known: Container[int] = frozenset()
+) -> tuple[str | None, str | None]:
+    """(None, its action_id) when the Action passes, else (the reason, None). `known`: ids of
+    HAS_ACTION edges from `holder_ids` the caller arrived through."""
     if not has_label(vertex, s.ACTION):
-        return "action_link_to_a_non_action"
-    if not only_parents(vertex, s.HAS_ACTION, holder_ids):
-        return "action_under_another_users_session"
-    if id_text(vertex.properties.get(s.ACTION_ID)) is None:
-        return "action_without_id"
-    return None
+        return "action_link_to_a_non_action", None
+    if not only_parents(vertex, s.HAS_ACTION, holder_ids, known):
+        return "action_under_another_users_session", None
+    action_id = id_text(vertex.properties.get(s.ACTION_ID))
+    if action_id is None:
+        return "action_without_id", None
+    return None, action_id
+
+
+def action_skip(vertex: Any, holder_ids: Container[int], known: Container[int] = frozenset()) -> str | None:
+    return action_check(vertex, holder_ids, known)[0]
 
 
 def action_id_skip(
@@ -217,6 +231,7 @@ class OwnedGraph:
     ontologies: list[Any] = field(default_factory=list)
     holders: dict[int, str | None] = field(default_factory=dict)  # owned Session/Agent id -> session_id
     sessions: set[int] = field(default_factory=set)  # the owned Session ids (the other holders are Agents)
+    out_edge_ids: dict[int, tuple[int, ...]] = field(default_factory=dict)  # User and holders, as walked
     skipped: Counter = field(default_factory=Counter)  # rule -> how many it turned away
 
     @property
@@ -224,9 +239,51 @@ class OwnedGraph:
         return frozenset(a.action_id for a in self.actions)
 
 
-#: Actions found under the user's holders: vertex id -> the session it stands for (the first found
-#: wins). Ids only: the vertices are looked up again when checked (see `OwnedAction`).
-Candidates = dict[int, str | None]
+class Candidates:
+    """Actions found under the user's holders, by vertex id: the session each stands for (the first found
+    wins) and the ids of the HAS_ACTION edges it was found through (so checking its parents reads only
+    those edges' ids). Ids only: the vertices are looked up again when checked (see `OwnedAction`)."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[int, str | None] = {}
+        self.edges: dict[int, list[int]] = {}
+
+    def add(self, vertex_id: int, session_id: str | None, edge_id: int) -> None:
+        self.sessions.setdefault(vertex_id, session_id)
+        self.edges.setdefault(vertex_id, []).append(edge_id)
+
+    def __len__(self) -> int:
+        return len(self.sessions)
+
+    def without(self, held: Container[int]) -> "Candidates":
+        """These candidates but those in `held`."""
+        rest = Candidates()
+        for vertex_id, session_id in self.sessions.items():
+            if vertex_id not in held:
+                rest.sessions[vertex_id] = session_id
+                rest.edges[vertex_id] = self.edges[vertex_id]
+        return rest
+
+
+def out_edges_of(
+    vertex: Any, types: Container[str], every_id: list[int] | None = None
+) -> list[tuple[str, int, Any]]:
+    """(type, edge id, target) of `vertex`'s out-edges of `types`, in edge order: one pass over them,
+    which also appends every out-edge's id to `every_id` when given (the cache's structure)."""
+    found = []
+    for edge in vertex.out_edges:
+        name = edge.type.name
+        if every_id is not None:
+            edge_id = edge.id
+            every_id.append(edge_id)
+            if name in types:
+                found.append((name, edge_id, edge.to_vertex))
+        elif name in types:
+            found.append((name, edge.id, edge.to_vertex))
+    return found
+
+
+_SESSION_CHILDREN = frozenset({s.HAS_ACTION, s.HAS_AGENT})
 
 
 def agent_action_session(action: Any, agent_session: str | None) -> str | None:
@@ -241,29 +298,51 @@ def expand_sessions(
     candidates: Candidates,
     skipped: Counter,
     abort: Callable[[], None] = _no_abort,
+    out_edge_ids: dict[int, tuple[int, ...]] | None = None,
 ) -> None:
     """Add the user's `sessions` (vertex id -> Session) and their Agents to `holders` (vertex id ->
-    session id), and the Actions under them to `candidates`.
+    session id), and the Actions under them to `candidates`; `out_edge_ids` (when given) gets each
+    holder's out-edge ids.
 
-    Each Agent is expanded once (an SDK Agent shared by thousands of sessions would otherwise be
-    walked once per session).
+    One pass over each session's edges; each Agent is expanded once (an SDK Agent shared by thousands
+    of sessions would otherwise be walked once per session).
     """
+
+    def ids_of(holder_id: int) -> list[int] | None:
+        if out_edge_ids is None:
+            return None
+        ids: list[int] = []
+        out_edge_ids[holder_id] = ids  # filled by the pass, made a tuple at the end
+        return ids
+
     for session_id, session in sessions.items():
         abort()
         sid = id_text(session.properties.get(s.SESSION_ID))
         holders[session_id] = sid
-        for action_id in children(session, s.HAS_ACTION):
-            candidates.setdefault(action_id, sid)
-        for agent_id, agent in children(session, s.HAS_AGENT).items():
-            if agent_id in holders:
+        agents = []
+        for name, edge_id, target in out_edges_of(session, _SESSION_CHILDREN, ids_of(session_id)):
+            if name == s.HAS_ACTION:
+                candidates.add(target.id, sid, edge_id)
+            else:
+                agents.append(target)
+        for agent in agents:
+            if agent.id in holders:
                 continue
             reason = agent_skip(agent, session_ids)
             if reason:
                 skipped[reason] += 1
                 continue
-            holders[agent_id] = sid
-            for action_id, action in children(agent, s.HAS_ACTION).items():
-                candidates.setdefault(action_id, agent_action_session(action, sid))
+            holders[agent.id] = sid
+            for _, edge_id, action in out_edges_of(agent, (s.HAS_ACTION,), ids_of(agent.id)):
+                candidates.add(action.id, agent_action_session(action, sid), edge_id)
+    if out_edge_ids is not None:
+        for holder_id, ids in out_edge_ids.items():
+            out_edge_ids[holder_id] = tuple(ids)
+
+
+#: Called with each Action that passes `action_skip`, while its vertex is at hand (one lookup serves the
+#: check and the reading); the collision rule may still turn it away afterwards.
+ActionVisit = Callable[["OwnedAction", Any], None]
 
 
 def admit_actions(
@@ -275,19 +354,32 @@ def admit_actions(
     abort: Callable[[], None] = _no_abort,
     *,
     also_owned: Container[int] = frozenset(),
+    visit: ActionVisit | None = None,
+    chunks: dict[int, tuple[int, ...]] | None = None,
 ) -> list[OwnedAction]:
     """The `candidates` that are the user's Actions (`action_skip`, then `action_id_skip` against the
-    candidates that passed and `also_owned`)."""
+    candidates that passed and `also_owned`). Each is looked up once: `visit` reads it then, and
+    `chunks` (when given) gets the ids of its HAS_CHUNK targets."""
     passed: list[OwnedAction] = []
-    for count, (vertex_id, session_id) in enumerate(candidates.items()):
+    for count, (vertex_id, session_id) in enumerate(candidates.sessions.items()):
         if count % _ABORT_EVERY == 0:
             abort()
         action = lookup(vertex_id)
-        reason = "action_vanished" if action is None else action_skip(action, holders)
+        if action is None:
+            reason, action_id = "action_vanished", None
+        else:
+            reason, action_id = action_check(action, holders, candidates.edges[vertex_id])
         if reason:
             skipped[reason] += 1
             continue
-        passed.append(OwnedAction(id_text(action.properties.get(s.ACTION_ID)), session_id, vertex_id))
+        item = OwnedAction(action_id, session_id, vertex_id)
+        passed.append(item)
+        if visit is not None:
+            visit(item, action)
+        if chunks is not None:
+            found = [target.id for _, _, target in out_edges_of(action, (s.HAS_CHUNK,))]
+            if found:
+                chunks[vertex_id] = tuple(found)
     owned = _Either({item.vertex_id for item in passed}, also_owned)
     admitted = []
     for item in passed:
@@ -326,35 +418,58 @@ def owned_ontologies(user: Any) -> list[Any]:
 
 
 def collect_owned(
-    user: Any, collisions: Collisions, lookup: Callable[[int], Any], abort: Callable[[], None] = _no_abort
+    user: Any,
+    collisions: Collisions,
+    lookup: Callable[[int], Any],
+    abort: Callable[[], None] = _no_abort,
+    visit: ActionVisit | None = None,
 ) -> OwnedGraph:
     """Everything `user` (a User vertex) owns, by the rules in the module docstring; `lookup` gives a
-    vertex of the calling transaction by id."""
+    vertex of the calling transaction by id. Each Action is read once (`visit`: a build's reader)."""
     owned = OwnedGraph(user, lookup)
     sessions = {}
-    for vertex_id, session in children(user, s.HAD_SESSION).items():
+    user_edges: list[int] = []
+    seen: set[int] = set()
+    for _, _, session in out_edges_of(user, (s.HAD_SESSION,), user_edges):
+        if session.id in seen:
+            continue
+        seen.add(session.id)
         reason = session_skip(session, user.id)
         if reason:
             owned.skipped[reason] += 1
         else:
-            sessions[vertex_id] = session
+            sessions[session.id] = session
     owned.sessions = set(sessions)
-    candidates: Candidates = {}
-    expand_sessions(sessions, owned.sessions, owned.holders, candidates, owned.skipped, abort)
-    owned.actions = admit_actions(candidates, lookup, owned.holders, collisions, owned.skipped, abort)
-    collect_entities_and_facts(owned, abort)
+    candidates = Candidates()
+    expand_sessions(
+        sessions, owned.sessions, owned.holders, candidates, owned.skipped, abort, owned.out_edge_ids
+    )
+    owned.out_edge_ids[user.id] = tuple(user_edges)
+    chunks: dict[int, tuple[int, ...]] = {}
+    owned.actions = admit_actions(
+        candidates, lookup, owned.holders, collisions, owned.skipped, abort, visit=visit, chunks=chunks
+    )
+    collect_entities_and_facts(owned, abort, chunks)
     owned.notes = owned_notes(user, owned.skipped)
     owned.ontologies = owned_ontologies(user)
     return owned
 
 
-def collect_entities_and_facts(owned: OwnedGraph, abort: Callable[[], None] = _no_abort) -> None:
+def collect_entities_and_facts(
+    owned: OwnedGraph,
+    abort: Callable[[], None] = _no_abort,
+    action_chunks: Mapping[int, tuple[int, ...]] | None = None,
+) -> None:
     """Fill `owned.entities` and `owned.facts` from `owned.actions` (the cache also calls this alone,
-    at its maximum age, over the actions it already holds)."""
+    at its maximum age, over the actions it already holds). `action_chunks`: each Action's chunk ids,
+    when the walk already read them (else each Action is looked up for them)."""
     action_ids = owned.action_ids
     entities: dict[int, Any] = {}
     chunks: dict[int, None] = {}  # ids only, in order: a held wrapper per chunk would outlive the walk
     for item in owned.actions:
+        if action_chunks is not None:
+            chunks.update(dict.fromkeys(action_chunks.get(item.vertex_id, ())))
+            continue
         action = owned.lookup(item.vertex_id)
         for edge in action.out_edges if action is not None else ():
             if edge.type.name == s.HAS_CHUNK:

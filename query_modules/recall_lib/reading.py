@@ -9,7 +9,7 @@ verified against exactly what a build would read.
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -149,6 +149,49 @@ def _turn_fields(props: Any, malformed: Counter) -> tuple[datetime | None, str, 
     return _time(props.get(s.TIMESTAMP), "message", malformed), speaker, action_type, text
 
 
+class TurnReader:
+    """Reads Actions into turns one vertex at a time, as a walk admits them (`ownership.ActionVisit`):
+    each stored vector is packed the moment it is read (see `vector_rows`), so neither the vectors'
+    Python floats nor the Properties objects outlive their turn."""
+
+    def __init__(self, model: str, dim: int | None, malformed: Counter) -> None:
+        self.malformed, self.dim = malformed, dim
+        self.rows: list[tuple] = []  # TurnTable's columns, then the passages of a text longer than one
+        self.collector = VectorCollector("message", model, dim, malformed)
+        self.model = model
+        self._vectored: list[bool] = []
+
+    def add(self, item: OwnedAction, vertex: Any) -> None:
+        props = vertex.properties
+        fields = _turn_fields(props, self.malformed)
+        if fields is None:
+            return
+        text = fields[3]
+        passages = passages_of(text) if len(text) > PASSAGE_CHARS else None
+        stored_model = props.get(s.EMBEDDING_MODEL)
+        vectors = props.get(s.PASSAGE_EMBEDDINGS) if stored_model == self.model else None
+        count = len(passages) if passages else 1
+        self._vectored.append(self.collector.add(len(self.rows), stored_model, vectors, count))
+        self.rows.append((item.vertex_id, item.action_id, item.session_id, *fields, passages))
+
+    def finish(self, keep: Container[int] | None = None) -> tuple[TurnTable, VectorSet, int, np.ndarray]:
+        """The turns read (of Action vertex ids in `keep`, when given) in time order, their vectors, how
+        many lack one from the model, and which (positions) have none (a vector may come later)."""
+        rows = self.rows
+        kept = range(len(rows)) if keep is None else [i for i, row in enumerate(rows) if row[0] in keep]
+        order = sorted(kept, key=lambda i: time_order(rows[i][3], rows[i][1]))
+        vectors, bad = self.collector.build()
+        if order != list(range(len(rows))):
+            vectors = vectors.renumbered(np.asarray(order, dtype=np.int64), len(rows))
+        with_vectors = sum(self._vectored[i] for i in order)
+        bad_kept = len(bad.intersection(order)) if bad else 0
+        rows = [rows[i] for i in order]
+        without = len(rows) - with_vectors + bad_kept if self.dim is not None else len(rows)
+        split = {i: row[7] for i, row in enumerate(rows) if row[7] is not None and row[7] != (row[6],)}
+        columns = [tuple(column) for column in zip(*rows, strict=True)][:7] if rows else []
+        return TurnTable(*columns, split=split), vectors, without, vectors.without_rows(len(rows))
+
+
 def read_turns(
     actions: Sequence[OwnedAction],
     lookup: Callable[[int], Any],
@@ -157,41 +200,15 @@ def read_turns(
     malformed: Counter,
     abort: Callable[[], None],
 ) -> tuple[TurnTable, VectorSet, int, np.ndarray]:
-    """The turns of `actions` in time order, their vectors, how many lack one from `model`, and which
-    (positions) have none (a vector may come later: see `pickup`).
-
-    One pass, each stored vector packed the moment it is read (see `vector_rows`), so neither the
-    vectors' Python floats nor the Properties objects outlive their turn; the rows are put in time
-    order at the end (no copy when they came in that order, as a user's sessions usually do).
-    """
-    rows: list[tuple] = []  # TurnTable's columns, then the passages of a text longer than one
-    collector = VectorCollector("message", model, dim, malformed)
-    with_vectors = 0
+    """The turns of `actions` (looked up by id) in time order: `TurnReader.finish`."""
+    reader = TurnReader(model, dim, malformed)
     for count, item in enumerate(actions):
         if count % 512 == 0:
             abort()
         vertex = lookup(item.vertex_id)
-        if vertex is None:
-            continue  # deleted while this call ran: verification would refuse it anyway
-        props = vertex.properties
-        fields = _turn_fields(props, malformed)
-        if fields is None:
-            continue
-        text = fields[3]
-        passages = passages_of(text) if len(text) > PASSAGE_CHARS else None
-        stored_model = props.get(s.EMBEDDING_MODEL)
-        vectors = props.get(s.PASSAGE_EMBEDDINGS) if stored_model == model else None
-        with_vectors += collector.add(len(rows), stored_model, vectors, len(passages) if passages else 1)
-        rows.append((item.vertex_id, item.action_id, item.session_id, *fields, passages))
-    order = sorted(range(len(rows)), key=lambda i: time_order(rows[i][3], rows[i][1]))
-    vectors, bad = collector.build()
-    if order != list(range(len(rows))):
-        rows = [rows[i] for i in order]
-        vectors = vectors.renumbered(np.asarray(order, dtype=np.int64))
-    without = len(rows) - with_vectors + len(bad) if dim is not None else len(rows)
-    split = {i: row[7] for i, row in enumerate(rows) if row[7] is not None and row[7] != (row[6],)}
-    columns = [tuple(column) for column in zip(*rows, strict=True)][:7] if rows else []
-    return TurnTable(*columns, split=split), vectors, without, vectors.without_rows(len(rows))
+        if vertex is not None:  # else deleted while this call ran: verification would refuse it anyway
+            reader.add(item, vertex)
+    return reader.finish()
 
 
 def fact_of(item: OwnedFact, malformed: Counter) -> Fact | None:

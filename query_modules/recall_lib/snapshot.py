@@ -23,6 +23,7 @@ from .reading import (
     Entity,
     Fact,
     Note,
+    TurnReader,
     read_entities,
     read_facts,
     read_notes,
@@ -196,12 +197,23 @@ def read_fact_part(
     return part, {ENTITY: entities_awaiting, FACT: facts_awaiting, NOTE: notes_awaiting}
 
 
-def build_snapshot(owned: OwnedGraph, model: str, dim: int | None, abort: Callable[[], None]) -> UserSnapshot:
-    """The snapshot of everything `owned` holds (its live objects are read here, once)."""
+def build_snapshot(
+    owned: OwnedGraph,
+    model: str,
+    dim: int | None,
+    abort: Callable[[], None],
+    reader: TurnReader | None = None,
+) -> UserSnapshot:
+    """The snapshot of everything `owned` holds (its live objects are read here, once). `reader`: the
+    turns the walk already read (`ownership.collect_owned(visit=reader.add)`), else they are read here."""
     malformed: Counter = Counter()
-    turns, turn_vectors, without, turns_awaiting = read_turns(
-        owned.actions, owned.lookup, model, dim, malformed, abort
-    )
+    if reader is None:
+        turns, turn_vectors, without, turns_awaiting = read_turns(
+            owned.actions, owned.lookup, model, dim, malformed, abort
+        )
+    else:
+        malformed.update(reader.malformed)
+        turns, turn_vectors, without, turns_awaiting = reader.finish({a.vertex_id for a in owned.actions})
     part, awaiting = read_fact_part(owned, model, dim, malformed)
     abort()
     turn_filter = FilterArrays.of(turns.timestamps, turns.session_ids)

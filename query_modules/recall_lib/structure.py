@@ -82,26 +82,37 @@ def _ids(edges: Iterable[Any]) -> tuple[int, ...]:
     return tuple([edge.id for edge in edges])
 
 
-def read_holders(lookup: VertexLookup, holders: Iterable[int]) -> Structure | None:
-    """The edges of `holders` (vertex ids), as a partial structure; None when one no longer exists."""
+def read_holders(
+    lookup: VertexLookup, holders: Iterable[int], walked: Mapping[int, tuple[int, ...]] | None = None
+) -> Structure | None:
+    """The edges of `holders` (vertex ids), as a partial structure; None when one no longer exists.
+    `walked`: out-edge ids a walk of this same transaction already read (only in-edges are read then)."""
+    walked = walked or {}
     out_edges: dict[int, tuple[int, ...]] = {}
     in_edges: dict[int, tuple[int, ...]] = {}
     for holder in holders:
         vertex = lookup(holder)
         if vertex is None:
             return None
-        out_edges[holder] = _ids(vertex.out_edges)
+        out = walked.get(holder)
+        out_edges[holder] = _ids(vertex.out_edges) if out is None else out
         in_edges[holder] = _ids(vertex.in_edges)
     return Structure(-1, out_edges, in_edges)
 
 
-def read_structure(user: Any, lookup: VertexLookup, holders: Iterable[int]) -> Structure | None:
+def read_structure(
+    user: Any,
+    lookup: VertexLookup,
+    holders: Iterable[int],
+    walked: Mapping[int, tuple[int, ...]] | None = None,
+) -> Structure | None:
     """The structure of `user` and its other `holders` (Session and Agent vertex ids); None when one of
-    them no longer exists."""
-    others = read_holders(lookup, (h for h in holders if h != user.id))
+    them no longer exists. `walked`: as in `read_holders` (the User's included)."""
+    others = read_holders(lookup, (h for h in holders if h != user.id), walked)
     if others is None:
         return None
-    out_edges = {user.id: _ids(user.out_edges), **others.out_edges}
+    user_out = (walked or {}).get(user.id)
+    out_edges = {user.id: _ids(user.out_edges) if user_out is None else user_out, **others.out_edges}
     in_edges = {user.id: _ids(user.in_edges), **others.in_edges}
     return Structure(user.id, out_edges, in_edges)
 

@@ -64,12 +64,14 @@ class VectorSet:
         held = self.buffer.rows.nbytes if self.buffer is not None else self.matrix.nbytes
         return int(held + self.owner.nbytes + self.passage.nbytes)
 
-    def renumbered(self, order: np.ndarray) -> "VectorSet":
-        """The rows with items renumbered: item `order[i]` becomes item `i`; rows regrouped by new item."""
-        position = np.empty(len(order), dtype=np.int64)
+    def renumbered(self, order: np.ndarray, count: int | None = None) -> "VectorSet":
+        """The rows with items renumbered: item `order[i]` becomes item `i`; rows regrouped by new item.
+        With `count` (the items there were), rows of items not in `order` are dropped."""
+        position = np.full(len(order) if count is None else count, -1, dtype=np.int64)
         position[order] = np.arange(len(order))
         owner = position[self.owner]
-        rows = np.argsort(owner, kind="stable")
+        rows = np.flatnonzero(owner >= 0)
+        rows = rows[np.argsort(owner[rows], kind="stable")]
         return VectorSet(self.matrix[rows], owner[rows], self.passage[rows])
 
     def without_rows(self, count: int) -> np.ndarray:

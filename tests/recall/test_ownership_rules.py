@@ -9,6 +9,7 @@ from typing import Any
 
 from recall_lib.directory import Directory
 from recall_lib.ownership import (
+    Candidates,
     Collisions,
     Upward,
     action_id_skip,
@@ -131,7 +132,9 @@ def test_an_action_id_held_outside_the_user_belongs_to_neither():
     assert action_id_skip("x", own.id, collisions, {own.id}) == "action_id_held_by_another_user"
     assert action_id_skip("x", own.id, collisions, {own.id, foreign.id}) is None
     skipped: Counter = Counter()
-    assert admit_actions({own.id: "s1"}, g.lookup, {mine.id}, collisions, skipped) == []
+    candidates = Candidates()
+    candidates.add(own.id, "s1", mine.out_edges[0].id)
+    assert admit_actions(candidates, g.lookup, {mine.id}, collisions, skipped) == []
     assert skipped == {"action_id_held_by_another_user": 1}
     assert Upward(ann, collisions, {own.id}).action(own, "x") is None
     # The directory is a superset: a holder it still lists counts only if it holds the id, live.

@@ -1,0 +1,173 @@
+"""The per-database directory on small fake graphs (no mgp, no runtime): what it finds at once, what
+the sweep finds within one cycle, and that reads on older snapshots never erase newer knowledge."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from recall_lib import directory as d
+from recall_lib.directory import Directory
+
+
+@dataclass(frozen=True)
+class Name:
+    name: str
+
+
+@dataclass(eq=False)
+class V:
+    id: int
+    labels: tuple
+    properties: dict
+    out_edges: list = field(default_factory=list)
+    in_edges: list = field(default_factory=list)
+
+
+class Graph:
+    """Vertices by id with gaps, as Memgraph's ids after deletions and aborted writes."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[int, V] = {}
+        self.next_id = 0
+        self.lookups = 0
+
+    def add(self, label: str | None = None, at: int | None = None, **props: Any) -> V:
+        vertex_id = self.next_id if at is None else at
+        vertex = V(vertex_id, (Name(label),) if label else (), props)
+        self.by_id[vertex_id] = vertex
+        self.next_id = max(self.next_id, vertex_id + 1)
+        return vertex
+
+    def skip(self, count: int) -> None:
+        """Ids used up by a write that aborted (or was deleted): never handed out again."""
+        self.next_id += count
+
+    def lookup(self, vertex_id: int) -> V | None:
+        self.lookups += 1
+        return self.by_id.get(vertex_id)
+
+    @property
+    def vertices(self) -> list[V]:
+        return [self.by_id[i] for i in sorted(self.by_id)]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def no_abort() -> None:
+    return None
+
+
+def scanned(g: Graph, clock: Clock | None = None, **kwargs: Any) -> Directory:
+    return Directory.scan(g.vertices, no_abort, clock or Clock(), **kwargs)
+
+
+def test_a_scan_files_users_actions_and_tokens():
+    g = Graph()
+    meta = g.add("RecallMeta", token="t-1")
+    ana = g.add("User", user_id="ana")
+    a1, a2 = g.add("Action", action_id="a1"), g.add("Action", action_id=7)
+    g.add("Session", session_id="s1")
+    directory = scanned(g)
+    assert directory.users_of("ana") == (ana.id,) and directory.users_of("bob") == ()
+    assert directory.holders_of("a1") == (a1.id,) and directory.holders_of("7") == (a2.id,)
+    assert directory.metas() == {meta.id: "t-1"} and directory.top == 4 and directory.size == 4
+    assert scanned(g, actions=False).holders_of("a1") == ()  # operator: action_ids are unique
+
+
+def test_new_vertices_are_read_on_the_next_advance_across_a_few_missing_ids():
+    g = Graph()
+    g.add("User", user_id="ana")
+    directory = scanned(g)
+    g.skip(d.GAP - 1)  # an aborted write used up ids
+    bob = g.add("User", user_id="bob")
+    directory.advance(g.lookup, no_abort)
+    assert directory.users_of("bob") == (bob.id,) and directory.top == bob.id
+
+
+def test_nothing_new_costs_gap_probes_not_a_scan():
+    g = Graph()
+    for i in range(500):
+        g.add("User", user_id=f"u{i}")
+    directory = scanned(g)
+    g.lookups = 0
+    assert directory.advance(g.lookup, no_abort) == d.GAP
+    assert g.lookups == d.GAP  # whatever the graph's size
+
+
+def test_beyond_a_long_run_of_missing_ids_a_vertex_is_found_once_seen_or_by_the_far_probes():
+    g = Graph()
+    g.add("User", user_id="ana")
+    directory = scanned(g)
+    g.skip(10 * d.GAP)
+    far = g.add("User", user_id="far")
+    directory.advance(g.lookup, no_abort)
+    assert directory.users_of("far") == ()  # past GAP missing ids: not by the upward probe alone
+    directory.saw(far.id)  # e.g. the asking user's new Action was read through its session's edge
+    directory.advance(g.lookup, no_abort)
+    assert directory.users_of("far") == (far.id,)
+    # Never seen: the end of each sweep cycle probes far above the top (top + GAP * 2**k), so a block
+    # of new vertices there (an import after a large deleted range) is found within one cycle.
+    block = far.id + d.GAP * 512
+    for offset in range(-4, 4):
+        g.add("Action", action_id=f"imported {offset}", at=block + offset)
+    farther = g.add("User", user_id="farther", at=block + 4)
+    calls = 0
+    while not directory.users_of("farther"):
+        directory.sweep(g.lookup, no_abort)
+        directory.advance(g.lookup, no_abort)
+        calls += 1
+        assert calls <= (far.id + 1) // d.SWEEP_MIN + 1 + block // d.ADVANCE_MAX + 1
+
+
+def test_a_key_set_on_an_old_vertex_is_found_within_one_sweep_cycle_and_each_call_is_bounded():
+    clock = Clock()
+    g = Graph()
+    vertices = [g.add("Person", name=f"p{i}") for i in range(5000)]
+    directory = scanned(g, clock)
+    vertices[10].labels = (Name("User"),)
+    vertices[10].properties["user_id"] = "late"
+    calls = 0
+    while not directory.users_of("late"):
+        clock.now += 1.0
+        assert directory.sweep(g.lookup, no_abort) <= d.SWEEP_MAX
+        calls += 1
+    assert calls <= 5000 // d.SWEEP_MIN + 1
+    # Paced: with calls a second apart a 5000-id range is covered in about CYCLE_SECONDS.
+    assert clock.now - 1000.0 <= d.CYCLE_SECONDS + 1
+
+
+def test_a_read_on_an_older_snapshot_never_erases_what_a_newer_one_saw():
+    clock = Clock()
+    g = Graph()
+    ana = g.add("User", user_id="ana")
+    directory = scanned(g, clock)
+    clock.now += 5
+    directory.read(ana.id, None)  # a transaction that started before ana was created: not there
+    assert directory.users_of("ana") == (ana.id,)
+    clock.now += d.SETTLE_SECONDS
+    directory.read(ana.id, None)  # still missing long after it was last seen present: deleted
+    assert directory.users_of("ana") == ()
+
+
+def test_a_changed_key_keeps_the_old_one_until_it_settles():
+    clock = Clock()
+    g = Graph()
+    ana = g.add("User", user_id="ana")
+    directory = scanned(g, clock)
+    ana.properties["user_id"] = "anna"
+    clock.now += 1
+    directory.read(ana.id, ana)
+    assert directory.users_of("anna") == (ana.id,) and directory.users_of("ana") == (ana.id,)  # a superset
+    clock.now += d.SETTLE_SECONDS
+    directory.read(ana.id, ana)
+    assert directory.users_of("ana") == () and directory.users_of("anna") == (ana.id,)
+
+
+def test_the_sweep_of_an_empty_graph_ends():
+    directory = Directory.scan([], no_abort, Clock())
+    assert directory.sweep(Graph().lookup, no_abort) == 0
