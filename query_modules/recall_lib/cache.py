@@ -554,6 +554,13 @@ class RecallCache:
                 f"cycles done, at id {directory.sweep_at}"
                 + (f", last took {cycle:.0f} s" if cycle is not None else ""),
             ),
+            _row(
+                "database",
+                "upkeep",
+                directory.counts.advanced + directory.counts.swept,
+                f"ids probed since the full pass ({directory.counts.advanced} new, {directory.counts.swept} "
+                f"swept) in {directory.counts.seconds:.3f} s",
+            ),
         ]
 
 

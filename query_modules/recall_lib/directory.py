@@ -82,6 +82,7 @@ class DirectoryCounts:
     advanced: int = 0  # ids probed above `top`
     swept: int = 0  # ids re-read by the sweep
     cycles: int = 0  # sweeps that covered the whole id range
+    seconds: float = 0.0  # spent keeping the directory current (advance and sweep), the full pass aside
 
 
 class Directory:
@@ -141,6 +142,7 @@ class Directory:
         deleted or has not committed yet: they are walked through once (resuming there on the next
         call), and left to the sweep. Missing ids above it may still be handed out: probed each call.
         """
+        started = time.perf_counter()
         probe, missing, probed = max(self.top, self.passed) + 1, 0, 0
         while probed < ADVANCE_MAX and (missing < GAP or probe <= self.seen):
             if probed % 512 == 0:
@@ -156,10 +158,12 @@ class Directory:
                 self.passed = probe
             probe += 1
         self.counts.advanced += probed
+        self.counts.seconds += time.perf_counter() - started
         return probed
 
     def sweep(self, lookup: VertexLookup, abort: Callable[[], None]) -> int:
         """Re-read the next slice of the id range (paced, bounded); returns the ids probed."""
+        started = time.perf_counter()
         now = self.clock()
         span = self.top + 1
         elapsed = now - (self._swept_at if self._swept_at is not None else now)
@@ -184,6 +188,7 @@ class Directory:
             self.sweep_at += 1
             probed += 1
         self.counts.swept += probed
+        self.counts.seconds += time.perf_counter() - started
         return probed
 
     def _far_probes(self, lookup: VertexLookup) -> None:
