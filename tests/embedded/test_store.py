@@ -4,7 +4,7 @@ import gc
 
 import pytest
 from memgraph_recall.embedded import GraphStore
-from memgraph_recall.embedded.store import read_value
+from memgraph_recall.embedded.values import read_value
 
 
 def test_separate_id_spaces_and_adjacency():

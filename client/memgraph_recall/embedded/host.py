@@ -36,7 +36,8 @@ from .marshal import to_output, to_proc_value
 from .registry import Context, ModuleRegistry, Registration, running
 from .scope import CallScope
 from .snapshots import EdgeRef, VertexRef
-from .store import GraphStore, read_value
+from .store import GraphStore
+from .values import read_value
 
 _log = logging.getLogger("memgraph_recall.embedded")
 _LEVELS = {"trace": 5, "debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
