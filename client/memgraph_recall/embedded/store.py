@@ -7,13 +7,18 @@ edges shares the empty tuple instead of owning empty lists (fewer objects for th
 
 Writes inside `transaction()` are all-or-nothing: each change records how to undo itself, deletions
 are tombstones until commit, and `rollback()` replays the undo log, so an aborted write procedure
-leaves the store exactly as before without copying the graph.
+leaves the store's contents exactly as before without copying the graph. Ids are not given back: as
+Memgraph allocates gids with `fetch_add` and never returns them on abort
+(src/storage/v2/inmemory/storage.cpp, `CreateVertex`/`CreateEdge` and `Abort`), ids only grow within
+a store, and an aborted creation leaves a gap. Label and label-property indexes (module `indexes`)
+are explicit, per store, and maintained by every write and its undo.
 """
 
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from .indexes import Indexes, Lookup, matchable, value_key
 from .rwlock import ReadWriteLock
 from .snapshots import Node, Relationship
 from .values import check_int64, freeze, plain_value
@@ -68,12 +73,10 @@ def _check_id(element_id: Any, what: str) -> int:
 
 
 class _Transaction:
-    __slots__ = ("undo", "next_vertex_id", "next_edge_id", "deleted_vertices", "deleted_edges")
+    __slots__ = ("undo", "deleted_vertices", "deleted_edges")
 
-    def __init__(self, store: "GraphStore") -> None:
+    def __init__(self) -> None:
         self.undo: list[tuple] = []
-        self.next_vertex_id = store.next_vertex_id
-        self.next_edge_id = store.next_edge_id
         self.deleted_vertices: list[VertexData] = []
         self.deleted_edges: list[EdgeData] = []
 
@@ -89,6 +92,9 @@ class GraphStore:
         self.next_edge_id = 0
         self.lock = ReadWriteLock()
         self._txn: _Transaction | None = None
+        self._indexes = Indexes()
+        self._on_label = self._indexes.on_label  # the labels and keys some index covers: what a
+        self._on_key = self._indexes.on_key  # write checks, one dict lookup when none does
 
     # -- transactions ---------------------------------------------------------------------------
     @contextmanager
@@ -97,7 +103,7 @@ class GraphStore:
         with self.lock.write():
             if self._txn is not None:
                 raise RuntimeError("transactions do not nest")
-            self._txn = _Transaction(self)
+            self._txn = _Transaction()
             try:
                 yield
             except BaseException:
@@ -116,8 +122,6 @@ class GraphStore:
         txn = self._txn
         for entry in reversed(txn.undo):
             _UNDO[entry[0]](self, *entry[1:])
-        self.next_vertex_id = txn.next_vertex_id
-        self.next_edge_id = txn.next_edge_id
 
     def _purge(self, edges: Iterable[EdgeData], vertices: Iterable[VertexData]) -> None:
         """Physically remove deleted elements; adjacency lists are rebuilt once per touched vertex."""
@@ -148,6 +152,8 @@ class GraphStore:
         vertex = VertexData(vertex_id, label_tuple, props)
         self.vertices[vertex_id] = vertex
         self.next_vertex_id = max(self.next_vertex_id, vertex_id + 1)
+        if self._on_label:
+            self._indexes.add_vertex(vertex)
         self._record("create_vertex", vertex)
         return vertex
 
@@ -178,19 +184,25 @@ class GraphStore:
             del props[key]
         else:
             props[key] = freeze(value)
-        self._record("property", props, key, old)
+        if key in self._on_key and type(element) is VertexData:
+            self._indexes.property_changed(element, key, None if old is _MISSING else old, props.get(key))
+        self._record("property", element, key, old)
 
     def add_label(self, vertex: VertexData, label: str) -> None:
         _check_live(vertex)
         if _check_name(label, "a label") not in vertex.labels:
             self._record("labels", vertex, vertex.labels)
             vertex.labels = (*vertex.labels, label)
+            if label in self._on_label:
+                self._indexes.enter(vertex, label)
 
     def remove_label(self, vertex: VertexData, label: str) -> None:
         _check_live(vertex)
         if label in vertex.labels:
             self._record("labels", vertex, vertex.labels)
             vertex.labels = tuple(name for name in vertex.labels if name != label)
+            if label in self._on_label:
+                self._indexes.leave(vertex, label)
 
     def remove_edge(self, edge: EdgeData) -> None:
         _check_live(edge)
@@ -210,6 +222,8 @@ class GraphStore:
                              "delete them first or detach-delete the vertex")
         for edge in incident:
             self.remove_edge(edge)
+        if self._on_label:
+            self._indexes.remove_vertex(vertex)
         vertex.deleted = True
         if self._txn is None:
             self._purge((), [vertex])
@@ -219,7 +233,9 @@ class GraphStore:
 
     def load_vertex(self, vertex_id: int, labels: tuple[str, ...], props: dict[str, Any]) -> None:
         """Insert a vertex whose id, labels and frozen properties the loader already checked."""
-        self.vertices[vertex_id] = VertexData(vertex_id, labels, props)
+        vertex = self.vertices[vertex_id] = VertexData(vertex_id, labels, props)
+        if self._on_label:
+            self._indexes.add_vertex(vertex)
         if vertex_id >= self.next_vertex_id:
             self.next_vertex_id = vertex_id + 1
 
@@ -296,20 +312,82 @@ class GraphStore:
     def edge_count(self) -> int:
         return len(self.edges)
 
-    def find_vertices(self, label: str, key: str, value: Any) -> list[int]:
-        """Ids of vertices with `label` whose property `key` equals `value` (a full scan)."""
-        wanted = freeze(value)
+    def find_vertices(self, label: str, key: str, value: Any) -> Lookup:
+        """Ids of vertices `(:label {key: value})`, ascending (see `index_lookup`)."""
+        return self.index_lookup(label, key, value)
+
+    # -- indexes --------------------------------------------------------------------------------
+    def create_label_index(self, label: str) -> bool:
+        """`CREATE INDEX ON :label`; False if it already exists (Memgraph notifies, no error)."""
+        with self._index_definition("create_label_index"):
+            return self._indexes.create_label(_check_name(label, "label"), self.vertices.values())
+
+    def create_label_property_index(self, label: str, key: str) -> bool:
+        """`CREATE INDEX ON :label(key)`; False if it already exists."""
+        with self._index_definition("create_label_property_index"):
+            return self._indexes.create_property(_check_name(label, "label"), _check_name(key, "key"),
+                                                 self.vertices.values())
+
+    def drop_label_index(self, label: str) -> bool:
+        """`DROP INDEX ON :label`; False if there was none (Memgraph notifies, no error)."""
+        with self._index_definition("drop_label_index"):
+            return self._indexes.drop_label(label)
+
+    def drop_label_property_index(self, label: str, key: str) -> bool:
+        """`DROP INDEX ON :label(key)`; False if there was none."""
+        with self._index_definition("drop_label_property_index"):
+            return self._indexes.drop_property(label, key)
+
+    def indexes(self) -> list[dict[str, Any]]:
+        """What `SHOW INDEX INFO` lists: "index type" ("label" or "label+property"), "label",
+        "property" (None, or a one-name list), "count" (indexed vertices)."""
         with self.lock.read():
-            return [v.id for v in self.vertices.values()
-                    if label in v.labels and v.props.get(key, _MISSING) == wanted]
+            return self._indexes.info()
+
+    @contextmanager
+    def _index_definition(self, what: str) -> Iterator[None]:
+        """Index DDL takes the whole store and never runs inside a transaction (Memgraph refuses it
+        in an explicit transaction: IndexInMulticommandTxException)."""
+        with self.lock.write():
+            if self._txn is not None:
+                raise RuntimeError(f"{what}: index definitions cannot change inside a transaction")
+            yield
+
+    def label_lookup(self, label: str) -> Lookup:
+        """Ids of the vertices with `label`, ascending: from the label index in O(result), else by a
+        full scan (as Memgraph's planner would ScanAll and filter); `.used_index` says which."""
+        with self.lock.read():
+            ids = self._indexes.labels.get(label)
+            if ids is not None:
+                return Lookup(sorted(ids), True)
+            return Lookup(sorted(v.id for v in self.vertices.values() if label in v.labels and not v.deleted),
+                          False)
+
+    def index_lookup(self, label: str, key: str, value: Any) -> Lookup:
+        """Ids of the vertices `(:label {key: value})`, ascending, values compared as Memgraph
+        compares them (see `indexes`: 1 equals 1.0, 7 is not "7", null and NaN match nothing): from
+        the label-property index in O(result), else by a full scan; `.used_index` says which."""
+        wanted = value_key(freeze(value))
+        with self.lock.read():
+            index = self._indexes.properties.get((label, key))
+            if index is not None:
+                return Lookup(index.find(wanted), True)
+            if not matchable(wanted):
+                return Lookup([], False)
+            return Lookup(sorted(v.id for v in self.vertices.values()
+                                 if label in v.labels and not v.deleted and key in v.props
+                                 and value_key(v.props[key]) == wanted), False)
 
     def replace_with(self, other: "GraphStore") -> None:
-        """Take over `other`'s contents (used to load a file atomically)."""
+        """Take over `other`'s contents (used to load a file atomically). Index definitions stay and
+        are rebuilt over the new vertices (an export_util.json file carries none, but in Memgraph the
+        definitions belong to the database, not to the data imported into it)."""
         with self.lock.write():
             if self._txn is not None:
                 raise RuntimeError("cannot replace the graph inside a transaction")
             self.vertices, self.edges = other.vertices, other.edges
             self.next_vertex_id, self.next_edge_id = other.next_vertex_id, other.next_edge_id
+            self._indexes.rebuild(self.vertices.values())
 
 
 def _frozen_props(properties: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -346,6 +424,8 @@ def relationship_snapshot(edge: EdgeData) -> Relationship:
 
 def _undo_create_vertex(store: GraphStore, vertex: VertexData) -> None:
     del store.vertices[vertex.id]
+    if store._on_label:
+        store._indexes.remove_vertex(vertex)
 
 
 def _undo_create_edge(store: GraphStore, edge: EdgeData) -> None:
@@ -356,19 +436,25 @@ def _undo_create_edge(store: GraphStore, edge: EdgeData) -> None:
     edge.end.in_edges.pop()
 
 
-def _undo_property(store: GraphStore, props: dict, key: str, old: Any) -> None:
-    if old is _MISSING:
-        props.pop(key, None)
-    else:
+def _undo_property(store: GraphStore, element: VertexData | EdgeData, key: str, old: Any) -> None:
+    props = element.props
+    current = props.pop(key, None)
+    if old is not _MISSING:
         props[key] = old
+    if key in store._on_key and type(element) is VertexData:
+        store._indexes.property_changed(element, key, current, props.get(key))
 
 
 def _undo_labels(store: GraphStore, vertex: VertexData, labels: tuple[str, ...]) -> None:
-    vertex.labels = labels
+    current, vertex.labels = vertex.labels, labels
+    if store._on_label:
+        store._indexes.relabel(vertex, current, labels)
 
 
 def _undo_deleted(store: GraphStore, element: VertexData | EdgeData) -> None:
     element.deleted = False
+    if store._on_label and type(element) is VertexData:
+        store._indexes.add_vertex(element)
 
 
 _UNDO = {
