@@ -260,9 +260,10 @@ class Runtime:
         spec = self._procedures.get(name)
         if spec is None:
             raise ProcedureNotFoundError(f"There is no procedure named '{name}'.")
-        store = self._stores.get(database)
-        if store is None:
-            raise self._databases.unknown(database)
+        try:
+            store = self._stores[database]
+        except (KeyError, TypeError):
+            raise self._databases.unknown(database) from None
         deadline = _deadline(timeout)
         if not spec.required <= len(args) <= len(spec.args):
             raise _arity_error(spec)
