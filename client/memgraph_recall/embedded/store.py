@@ -93,8 +93,8 @@ class GraphStore:
         self.lock = ReadWriteLock()
         self._txn: _Transaction | None = None
         self._indexes = Indexes()
-        self._on_label = self._indexes.on_label  # the labels and keys some index covers: what a
-        self._on_key = self._indexes.on_key  # write checks, one dict lookup when none does
+        # what a write checks: one dict lookup when no index covers its label or property key
+        self._on_label, self._on_key = self._indexes.on_label, self._indexes.on_key
 
     # -- transactions ---------------------------------------------------------------------------
     @contextmanager
@@ -438,9 +438,11 @@ def _undo_create_edge(store: GraphStore, edge: EdgeData) -> None:
 
 def _undo_property(store: GraphStore, element: VertexData | EdgeData, key: str, old: Any) -> None:
     props = element.props
-    current = props.pop(key, None)
-    if old is not _MISSING:
-        props[key] = old
+    current = props.get(key)
+    if old is _MISSING:
+        props.pop(key, None)
+    else:
+        props[key] = old  # in place: the property order stays as it was
     if key in store._on_key and type(element) is VertexData:
         store._indexes.property_changed(element, key, current, props.get(key))
 
