@@ -36,12 +36,12 @@ def name_of(ctx: mgp.ProcCtx, vertex: mgp.Vertex) -> mgp.Record(name=mgp.Nullabl
 
 @mgp.write_proc
 def slow_create(ctx: mgp.ProcCtx, name: str, seconds: mgp.Number) -> mgp.Record(id=int):
-    """Create a vertex, then hold the write for `seconds` (setting the test's `_STATE["writing"]`
-    event, if there is one, once the write has begun)."""
+    """Create a vertex, then hold the write for `seconds` (setting the test's event
+    `_STATE["writing"][name]`, if there is one, once the write has begun)."""
     vertex = ctx.graph.create_vertex()
     vertex.properties["name"] = name
-    if "writing" in _STATE:
-        _STATE["writing"].set()
+    if name in _STATE.get("writing", {}):
+        _STATE["writing"][name].set()
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         ctx.check_must_abort()
