@@ -6,6 +6,7 @@ results (`Recalled`, `LaneHit`, `EmbedProgress`), raise the same `RecallError` s
 every call by the same `timeout` setting (`memgraph_recall.timeouts`).
 """
 
+import copy
 from collections.abc import Mapping, Sequence
 from datetime import date
 from pathlib import Path
@@ -34,6 +35,9 @@ _ARG_ORDER = {
 }
 
 Today = date | str | None
+GraphSource = str | Path | Sequence[dict] | None  # an export_util.json path, its elements, or nothing
+Graphs = GraphSource | Mapping[str, GraphSource]  # one graph, or {database name: graph}
+DEFAULT_DATABASE = "memgraph"  # Memgraph's default database (src/dbms/constants.hpp, kDefaultDB)
 PROGRESS_LIMIT = 512
 FIRST_PROGRESS_LIMIT = 32
 
@@ -51,10 +55,17 @@ class Backend(Protocol):
 
 
 class EmbeddedBackend:
-    """The in-process runtime loading the packaged `query_modules/`, like Memgraph would."""
+    """The in-process runtime loading the packaged `query_modules/`, like Memgraph would.
 
-    def __init__(self, graph: "str | Path | Sequence[dict] | None" = None,
-                 modules_dir: str | Path | None = None, timeouts: Timeouts | None = None) -> None:
+    `graph` is one graph for the default database, or a mapping `{database: graph}` of several (each
+    database created, then loaded); `database` is the one this backend's calls run against. Every
+    database shares the runtime's modules, so the recall module's cache is one for all of them, as in
+    a Memgraph instance; `use(database)` gives a backend of the same runtime bound to another one.
+    """
+
+    def __init__(self, graph: Graphs = None,
+                 modules_dir: str | Path | None = None, timeouts: Timeouts | None = None, *,
+                 database: str = DEFAULT_DATABASE) -> None:
         from memgraph_recall.locate import query_modules_dir, use_packaged_model_by_default
 
         use_packaged_model_by_default()
@@ -68,19 +79,43 @@ class EmbeddedBackend:
             hint = (" (install the embedded extra: pip install 'memgraph-recall[embedded]')"
                     if "ModuleNotFoundError" in last else "")
             raise RecallNotLoaded(f"the recall module failed to import in the embedded runtime: {last}{hint}")
-        self.description = "embedded runtime"
-        if isinstance(graph, (str, Path)):
-            self.runtime.load_graph(graph)
-            self.description = f"embedded runtime over {graph}"
-        elif graph is not None:
-            self.runtime.load_elements(list(graph))
+        graphs = graph if isinstance(graph, Mapping) else {DEFAULT_DATABASE: graph}
+        self.sources: dict[str, str] = {}  # database -> the file it was loaded from
+        for name, one in graphs.items():
+            if name != DEFAULT_DATABASE:
+                try:
+                    self.runtime.create_database(name)
+                except TypeError as exc:
+                    raise ValueError(f"graph: {exc}") from None
+            if isinstance(one, (str, Path)):
+                self.runtime.load_graph(one, database=name)
+                self.sources[name] = str(one)
+            elif one is not None:
+                self.runtime.load_elements(list(one), database=name)
+        self._bind(database)
+
+    def _bind(self, database: str) -> None:
+        if database not in self.runtime.databases():
+            raise ValueError(f"database: there is no database named {database!r} in this runtime "
+                             f"(databases: {', '.join(map(repr, self.runtime.databases()))})")
+        self.database = database
+        where = f" over {self.sources[database]}" if database in self.sources else ""
+        named = "" if database == DEFAULT_DATABASE else f", database {database!r}"
+        self.description = f"embedded runtime{where}{named}"
+
+    def use(self, database: str) -> "EmbeddedBackend":
+        """A backend of the same runtime (same modules, so the same module state) calling into
+        `database`; ValueError naming it if the runtime has no such database."""
+        other = copy.copy(self)
+        other._bind(database)
+        return other
 
     def call(self, procedure: str, arguments: Mapping[str, Any]) -> list[dict]:
         from memgraph_recall.embedded import QueryError
 
         try:
             return self.runtime.call(procedure, *(arguments[name] for name in _ARG_ORDER[procedure]),
-                                     timeout=self.timeouts.call)
+                                     timeout=self.timeouts.call, database=self.database)
         except QueryError as exc:
             raise from_server_message(procedure, str(exc)) from exc
 
@@ -121,15 +156,27 @@ class RecallClient:
         return cls(BoltBackend(BoltAddress.parse(url), node_form, Timeouts.of(timeout, connect_timeout)))
 
     @classmethod
-    def embedded(cls, graph: "str | Path | Sequence[dict] | None" = None,
-                 modules_dir: str | Path | None = None, timeout: float | None = None) -> "RecallClient":
-        """A client with no server: the embedded runtime over an `export_util.json` file or elements.
+    def embedded(cls, graph: Graphs = None,
+                 modules_dir: str | Path | None = None, timeout: float | None = None,
+                 database: str = DEFAULT_DATABASE) -> "RecallClient":
+        """A client with no server: the embedded runtime over an `export_util.json` file or elements,
+        or over several databases `{name: file or elements}` (see `EmbeddedBackend`); this client's
+        calls run against `database` (default "memgraph"), `use` gives a client of another one.
 
         The packaged all-MiniLM-L6-v2 becomes the default model unless `RECALL_MODELS` or
         `RECALL_DEFAULT_MODEL` are already set. `timeout` (default 60 s) is each call's transaction
         timeout, enforced as Memgraph enforces its own (at the procedure's `check_must_abort()`).
         """
-        return cls(EmbeddedBackend(graph, modules_dir, Timeouts.of(timeout)))
+        return cls(EmbeddedBackend(graph, modules_dir, Timeouts.of(timeout), database=database))
+
+    def use(self, database: str) -> "RecallClient":
+        """Embedded only: a client of another database of the same runtime, sharing its modules and
+        so the recall module's cache (as two databases of one Memgraph instance do), and this
+        client's retry settings. ValueError naming the database if the runtime has none such."""
+        if not isinstance(self.backend, EmbeddedBackend):
+            raise ValueError("use: only an embedded client switches databases here; "
+                             "connect to the other database instead")
+        return RecallClient(self.backend.use(database), self.retry)
 
     # -- procedures -----------------------------------------------------------------------------
     def render(self, user: str, question: str, today: Today = None, config: Mapping | None = None,
@@ -216,11 +263,11 @@ class RecallClient:
         return "embedded runtime: no index needed"
 
     def save_graph(self, path: str | Path) -> Path:
-        """Embedded only: write the runtime's graph (with any new vectors) as `export_util.json`."""
+        """Embedded only: write this client's database (with any new vectors) as `export_util.json`."""
         if not isinstance(self.backend, EmbeddedBackend):
             raise ValueError("save_graph: only the embedded runtime writes graph files; "
                              "use `memgraph-recall export` for a server")
-        self.backend.runtime.save_graph(Path(path))
+        self.backend.runtime.save_graph(Path(path), database=self.backend.database)
         return Path(path)
 
     def close(self) -> None:

@@ -1,5 +1,6 @@
-"""Procedure-API call counts (`Runtime.call(..., api_counts=...)`): exact on a tiny graph, and nothing
-counted, and plain mgp objects handed out, when the caller does not ask."""
+"""Procedure-API call counts (`Runtime.call(..., api_counts=...)`): exact on a tiny graph, argument values
+converted as Memgraph's C layer converts them, and nothing counted, and plain mgp objects handed out,
+when the caller does not ask."""
 
 import threading
 
@@ -47,6 +48,13 @@ def link(ctx: mgp.ProcCtx, user: mgp.Vertex) -> mgp.Record(id=int):
 
 
 @mgp.read_proc
+def takes(ctx: mgp.ProcCtx, n: int, items: list, options: mgp.Map = {"k": [1, 2]},  # noqa: B006
+          who: mgp.Nullable[mgp.Vertex] = None) -> mgp.Record(ok=bool):
+    """Reads nothing: only its arguments are counted."""
+    return mgp.Record(ok=True)
+
+
+@mgp.read_proc
 def kinds(ctx: mgp.ProcCtx, user: mgp.Vertex) -> mgp.Record(kinds=mgp.List[str], plain=bool):
     """The classes handed out, and whether they are still mgp's own to isinstance."""
     edge = next(iter(user.out_edges))
@@ -80,34 +88,52 @@ def counts_of(runtime: Runtime, name: str, *args) -> dict[str, int]:
 def test_out_edges_and_end_vertices(counted):
     runtime, ids = counted
     assert counts_of(runtime, "counted.walk", runtime.vertex(ids["alice"])) == {
-        "vertices": 2, "edges": 2, "properties": 2, "labels": 0, "types": 2, "ids": 0, "total": 8}
+        "vertices": 2, "edges": 2, "properties": 2, "labels": 0, "types": 2, "ids": 0, "arguments": 1,
+        "total": 9}
 
 
 def test_full_scan_counts_every_vertex_and_label(counted):
     runtime, _ = counted
     # 5 vertices with one label each; ids read for the 2 users only
     assert counts_of(runtime, "counted.scan") == {
-        "vertices": 5, "edges": 0, "properties": 0, "labels": 5, "types": 0, "ids": 2, "total": 12}
+        "vertices": 5, "edges": 0, "properties": 0, "labels": 5, "types": 0, "ids": 2, "arguments": 0,
+        "total": 12}
 
 
 def test_every_property_read_counts_once(counted):
     runtime, ids = counted
     # alice has 2 properties: items() 2, `in` 1, [] 1, get 1, len 2 (mgp.py counts by iterating)
     assert counts_of(runtime, "counted.props", ids["alice"]) == {
-        "vertices": 1, "edges": 0, "properties": 7, "labels": 0, "types": 0, "ids": 0, "total": 8}
+        "vertices": 1, "edges": 0, "properties": 7, "labels": 0, "types": 0, "ids": 0, "arguments": 1,
+        "total": 9}
 
 
 def test_in_edges_ids_and_equality(counted):
     runtime, ids = counted
     # one in-edge: the edge, its start vertex and id, a property; then message.id, a lookup by id
     assert counts_of(runtime, "counted.inbound", runtime.vertex(ids["m1"])) == {
-        "vertices": 2, "edges": 1, "properties": 1, "labels": 0, "types": 0, "ids": 2, "total": 6}
+        "vertices": 2, "edges": 1, "properties": 1, "labels": 0, "types": 0, "ids": 2, "arguments": 1,
+        "total": 7}
 
 
 def test_created_elements_count_as_handed_out(counted):
     runtime, ids = counted
     assert counts_of(runtime, "counted.link", runtime.vertex(ids["bob"])) == {
-        "vertices": 1, "edges": 1, "properties": 0, "labels": 0, "types": 0, "ids": 1, "total": 3}
+        "vertices": 1, "edges": 1, "properties": 0, "labels": 0, "types": 0, "ids": 1, "arguments": 1,
+        "total": 4}
+
+
+def test_arguments_count_every_value_converted_defaults_included(counted):
+    runtime, ids = counted
+    # n: 1; items: the list and its 2 elements; the default map: map, key, list, 2 elements; who: null
+    assert counts_of(runtime, "counted.takes", 1, [1, "x"]) == {
+        "vertices": 0, "edges": 0, "properties": 0, "labels": 0, "types": 0, "ids": 0, "arguments": 10,
+        "total": 10}
+    # an empty map is one value, a vertex handed in is one argument (and no `vertices` handout)
+    assert counts_of(runtime, "counted.takes", 1, [], {}, runtime.vertex(ids["bob"]))["arguments"] == 4
+    nested = {"a": [{"b": None}, 2.5], "c": "d"}  # 9: map, 2 keys, list, map, key, null, 2.5, "d"
+    # n, the items list, the nested map, the default map (5) and the null `who`
+    assert counts_of(runtime, "counted.takes", 1, [nested])["arguments"] == 1 + 1 + 9 + 5 + 1
 
 
 def test_counts_accumulate_over_calls(counted):
@@ -115,7 +141,7 @@ def test_counts_accumulate_over_calls(counted):
     counts = ApiCounts()
     for _ in range(3):
         runtime.call("counted.walk", runtime.vertex(ids["alice"]), api_counts=counts)
-    assert (counts.vertices, counts.edges, counts.total) == (6, 6, 24)
+    assert (counts.vertices, counts.edges, counts.arguments, counts.total) == (6, 6, 3, 27)
 
 
 def test_counting_objects_are_mgp_objects(counted):
@@ -156,7 +182,7 @@ def test_a_counting_call_beside_plain_calls_counts_only_itself(counted):
     for thread in threads:
         thread.join()
     assert counts.as_dict() == {"vertices": 100, "edges": 100, "properties": 100, "labels": 0, "types": 100,
-                                "ids": 0, "total": 400}
+                                "ids": 0, "arguments": 50, "total": 450}
 
 
 def test_api_counts_must_be_an_api_counts(counted):

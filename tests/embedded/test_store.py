@@ -4,7 +4,7 @@ import gc
 
 import pytest
 from memgraph_recall.embedded import GraphStore
-from memgraph_recall.embedded.store import read_value
+from memgraph_recall.embedded.values import read_value
 
 
 def test_separate_id_spaces_and_adjacency():
@@ -84,14 +84,14 @@ def test_delete_vertex_requires_detach_when_it_has_edges():
 
 
 def _snapshot(store: GraphStore) -> tuple:
-    vertices = [(v.id, v.labels, dict(v.props), [x.id for x in v.out_edges], [x.id for x in v.in_edges])
-                for v in store.vertices.values()]
-    return vertices, dict(store.edges), store.next_vertex_id, store.next_edge_id
+    vertices = [(v.id, v.labels, list(v.props.items()),  # in order: a rollback keeps the property order
+                 [x.id for x in v.out_edges], [x.id for x in v.in_edges]) for v in store.vertices.values()]
+    return vertices, dict(store.edges)
 
 
-def test_transaction_rollback_restores_order_ids_and_values():
+def test_transaction_rollback_restores_order_and_values_but_not_the_id_counters():
     store = GraphStore()
-    a, b, c = (store.add_vertex(["L"], {"n": i}) for i in range(3))
+    a, b, c = (store.add_vertex(["L"], {"n": i, "m": i}) for i in range(3))
     e = store.add_edge(a, b, "R", {"w": 1})
     store.add_edge(c, b, "R")
     snapshot = _snapshot(store)
@@ -108,6 +108,23 @@ def test_transaction_rollback_restores_order_ids_and_values():
     assert _snapshot(store) == snapshot
     assert not any(v.deleted for v in store.vertices.values())
     assert not any(x.deleted for x in store.edges.values())
+    assert (store.next_vertex_id, store.next_edge_id) == (4, 3)  # Memgraph never gives gids back
+
+
+def test_ids_are_never_reused_after_a_rollback():
+    store = GraphStore()
+    a = store.add_vertex()
+    with pytest.raises(RuntimeError), store.transaction():
+        lost = store.create_vertex()
+        store.create_edge(store.vertices[a], lost, "R")
+        raise RuntimeError("abort")
+    assert lost.id not in store.vertices and store.edge_count() == 0
+    b = store.add_vertex()
+    assert (lost.id, b) == (1, 2)  # a gap where the aborted vertex was
+    assert store.add_edge(a, b, "R") == 1  # and where the aborted edge was
+    with store.transaction():
+        store.remove_vertex(store.vertices[b], detach=True)
+    assert store.add_vertex() == 3  # a deleted id is not reused either
 
 
 def test_transaction_commit_purges_deleted_elements():

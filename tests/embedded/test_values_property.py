@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memgraph_recall.embedded import GraphStore
 from memgraph_recall.embedded.interchange import build_store, store_elements
-from memgraph_recall.embedded.store import plain_value, read_value
+from memgraph_recall.embedded.values import plain_value, read_value
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 FLOATS = st.floats(allow_nan=False)

@@ -1,7 +1,7 @@
 """Embedded runtime: run Memgraph Python query modules in-process, without a Memgraph server.
 
-`Runtime(modules_dir)` loads a folder of query modules the way Memgraph does, over an in-memory
-`GraphStore` loaded from (and saved to) Memgraph's `export_util.json` format.
+`Runtime(modules_dir)` loads a folder of query modules the way Memgraph does, over named databases,
+each an in-memory `GraphStore` loaded from (and saved to) Memgraph's `export_util.json` format.
 """
 
 import logging

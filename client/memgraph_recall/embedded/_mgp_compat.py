@@ -21,10 +21,10 @@ from types import ModuleType
 from memgraph_recall.embedded import cypher_types as _ct
 from memgraph_recall.embedded import marshal as _marshal
 from memgraph_recall.embedded import registry as _registry
-from memgraph_recall.embedded import store as _store
+from memgraph_recall.embedded import values as _values
 
 _MISSING = object()
-_read_value = _store.read_value
+_read_value = _values.read_value
 
 
 # -- exceptions ---------------------------------------------------------------------------------
@@ -611,7 +611,7 @@ class Graph:
         if not scope.valid:
             raise InvalidContextError()
         vertex_id = operator.index(vertex_id)
-        if not _store.INT64_MIN <= vertex_id <= _store.INT64_MAX:
+        if not _values.INT64_MIN <= vertex_id <= _values.INT64_MAX:
             raise OverflowError("Python int too large to convert to C long")
         data = scope.store.vertices.get(vertex_id)
         if data is None or data.deleted:
@@ -874,11 +874,12 @@ def _arguments(params) -> list[_registry.Argument]:
             arguments.append(_registry.Argument(param.name, ctype))
             continue
         try:  # converted as the C layer converts it (numpy.float64 passes as a float)
-            stored = _store.freeze(_marshal.cypher_value(param.default, _graph_default, (Vertex, Edge, Path)))
+            converted = _marshal.cypher_value(param.default, _graph_default, (Vertex, Edge, Path))
+            stored = _values.freeze(converted)
         except (ValueError, OverflowError) as exc:
             raise ValueError(f"The default value of argument '{param.name}' is not a Cypher value: "
                              f"{exc}") from None
-        if not ctype.satisfies(_store.read_value(stored)):
+        if not ctype.satisfies(_values.read_value(stored)):
             raise ValueError(f"The default value {param.default!r} of argument '{param.name}' "
                              f"doesn't satisfy the type {ctype.name}.")
         arguments.append(_registry.Argument(param.name, ctype, True, stored))

@@ -8,10 +8,19 @@ on a real server, they estimate that server's time.
 What counts is what Memgraph's `mgp.py` turns into one call of its C extension each: a Vertex or Edge
 handed out, one property value read, one label read, an edge's type, an id. Counting costs nothing
 when it is off: the plain `mgp` classes are untouched, and only a call that asks for counts gets a
-`ProcCtx` of the counting subclasses below, whose every handout is a counting object again. Arguments
-are made counting objects too, but not counted (Cypher hands them in, not the procedure). Paths a
+`ProcCtx` of the counting subclasses below, whose every handout is a counting object again. Paths a
 procedure builds itself (`mgp.Path(vertex)`) are plain objects: what is reached through them is not
 counted (recall builds none).
+
+Arguments are a separate count, `arguments`: before the call Memgraph converts the whole argument list,
+the defaults of omitted arguments included (src/query/procedure/module.cpp, `ConstructArguments`), to
+Python objects in C (src/query/procedure/py_module.cpp, `MgpListToPyTupleImpl` and
+`MgpValueToPyObjectImpl`, called from `CallPythonProcedure`). One count per value that conversion
+builds: each argument, and within lists and maps each element, recursively, whatever its type (null,
+bool, int, float, string, temporal, list, map, vertex, edge, path; a path counts once, its contents are
+wrapped lazily), plus one per map key (`PyDict_SetItemString` builds a `str` for it). So `f(1)` is 1,
+`f([1, 2])` 3, `f({"a": [1]})` 4 (map, key, list, element). Vertices and edges handed in count here,
+not in `vertices`/`edges`.
 """
 
 from dataclasses import asdict, dataclass
@@ -29,14 +38,32 @@ class ApiCounts:
     labels: int = 0  # labels read: each Label of `vertex.labels` (Memgraph reads them one by one)
     types: int = 0  # `edge.type` reads
     ids: int = 0  # `.id` reads of vertices and edges (hashing one reads its id)
+    arguments: int = 0  # argument values converted for the call, defaults included (see module doc)
 
     @property
     def total(self) -> int:
-        return self.vertices + self.edges + self.properties + self.labels + self.types + self.ids
+        return (self.vertices + self.edges + self.properties + self.labels + self.types + self.ids
+                + self.arguments)
 
     def as_dict(self) -> dict[str, int]:
         """The counts by kind, plus `total`."""
         return {**asdict(self), "total": self.total}
+
+
+def count_arguments(values: list[Any]) -> int:
+    """How many values Memgraph's C layer converts to hand these (already converted) arguments in:
+    one per value at any depth (tuples are lists, dicts maps) and one per map key."""
+    count, pending = 0, list(values)
+    while pending:
+        value = pending.pop()
+        count += 1
+        kind = type(value)
+        if kind is tuple:
+            pending.extend(value)
+        elif kind is dict:
+            count += len(value)
+            pending.extend(value.values())
+    return count
 
 
 _families: dict[ModuleType, SimpleNamespace] = {}

@@ -7,6 +7,12 @@ that fails to import or register is recorded in `load_errors` with its traceback
 `sys.modules["mgp"]` is our `mgp` only while some Runtime is importing or running module code
 (reference-counted across threads); otherwise the previous entry, or its absence, is restored.
 
+Databases: like a Memgraph instance, a Runtime holds several named databases (module `databases`),
+each its own graph store with its own ids and lock, and one set of loaded modules shared by all of
+them, so module-level state (a cache) is shared across databases exactly as in Memgraph, where a
+procedure cannot learn which database it runs in. Every graph method takes `database=` (default
+"memgraph"); the other databases' calls never wait for this one's lock.
+
 Isolation: a readers-writer lock around each call. Read procedures run concurrently; a write
 procedure runs alone and all-or-nothing (undo log). Every call therefore sees the graph either
 before or after each write, never a mix (serializable). We chose this over MVCC because the store
@@ -29,14 +35,16 @@ from types import ModuleType
 from typing import Any
 
 from . import interchange
-from .api_counts import ApiCounts, counting_api
+from .api_counts import ApiCounts, count_arguments, counting_api
 from .collector import collector_paused
+from .databases import DEFAULT_DATABASE, Databases
 from .errors import ArgumentError, ProcedureError, ProcedureNotFoundError, QueryTimeoutError, ResultError
 from .marshal import to_output, to_proc_value
 from .registry import Context, ModuleRegistry, Registration, running
 from .scope import CallScope
 from .snapshots import EdgeRef, VertexRef
-from .store import GraphStore, read_value
+from .store import GraphStore
+from .values import read_value
 
 _log = logging.getLogger("memgraph_recall.embedded")
 _LEVELS = {"trace": 5, "debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
@@ -97,7 +105,8 @@ def _arity_error(spec: Registration) -> ArgumentError:
 
 
 class Runtime:
-    """Query modules from `modules_dir`, a graph store, and Cypher-like calls into the modules."""
+    """Query modules from `modules_dir`, named databases (graph stores), and Cypher-like calls into
+    the modules against one database."""
 
     def __init__(self, modules_dir: str | Path, *, log_capacity: int = 10_000,
                  pause_gc: bool = False) -> None:
@@ -110,7 +119,9 @@ class Runtime:
             raise TypeError(f"pause_gc must be True or False, got {pause_gc!r}")
         self.modules_dir = folder
         self.pause_gc = pause_gc
-        self.store = GraphStore()
+        self._databases = Databases()
+        self._stores = self._databases.stores  # read on every call: one dict lookup
+        self.store = self._stores[DEFAULT_DATABASE]  # the default database's store (never dropped)
         self.load_errors: dict[str, str] = {}
         self.logs: deque[tuple[str, str]] = deque(maxlen=log_capacity)
         self.modules: dict[str, ModuleType] = {}
@@ -165,33 +176,57 @@ class Runtime:
         logger = logging.getLogger(f"memgraph_recall.embedded.{module}")
         logger.log(_LEVELS.get(level, logging.INFO), "%s", message)
 
+    # -- databases ------------------------------------------------------------------------------
+    def create_database(self, name: str) -> GraphStore:
+        """`CREATE DATABASE name`: a new empty graph (ids from 0) served by this runtime's modules."""
+        return self._databases.create(name)
+
+    def drop_database(self, name: str) -> None:
+        """`DROP DATABASE name`: not the default, not while a call uses it; module state survives."""
+        self._databases.drop(name)
+
+    def databases(self) -> list[str]:
+        """The database names, sorted (`SHOW DATABASES`)."""
+        return self._databases.names()
+
+    def database(self, name: str) -> GraphStore:
+        """The graph store of database `name` (LookupError naming it if there is none)."""
+        return self._databases.get(name)
+
     # -- graph ----------------------------------------------------------------------------------
-    def load_graph(self, path: str | Path) -> None:
-        """Replace the graph with an `export_util.json` file (nothing changes if it is malformed)."""
-        self.store.replace_with(interchange.load_store(path))
+    def load_graph(self, path: str | Path, *, database: str = DEFAULT_DATABASE) -> None:
+        """Replace a database's graph with an `export_util.json` file (nothing changes if it is
+        malformed); its index definitions stay and are rebuilt over the new graph."""
+        store = self._databases.get(database)
+        store.replace_with(interchange.load_store(path))
 
-    def load_elements(self, elements: Iterable[dict]) -> None:
-        """Replace the graph with export elements (e.g. `MemoryGraph.elements()`)."""
-        self.store.replace_with(interchange.build_store(list(elements), consume=True))
+    def load_elements(self, elements: Iterable[dict], *, database: str = DEFAULT_DATABASE) -> None:
+        """Replace a database's graph with export elements (e.g. `MemoryGraph.elements()`)."""
+        store = self._databases.get(database)
+        store.replace_with(interchange.build_store(list(elements), consume=True))
 
-    def save_graph(self, path: str | Path) -> None:
-        """Write the graph as an `export_util.json` file."""
-        interchange.save_store(self.store, path)
+    def save_graph(self, path: str | Path, *, database: str = DEFAULT_DATABASE) -> None:
+        """Write a database's graph as an `export_util.json` file."""
+        interchange.save_store(self._databases.get(database), path)
 
-    def vertex(self, vertex_id: int) -> VertexRef:
-        """A vertex to pass as a procedure argument, as Cypher would after `MATCH (n) WHERE id(n) = ...`."""
-        with self.store.lock.read():
-            return VertexRef(self.store.get_vertex(vertex_id).id)
+    def vertex(self, vertex_id: int, *, database: str = DEFAULT_DATABASE) -> VertexRef:
+        """A vertex to pass as a procedure argument, as Cypher would after `MATCH (n) WHERE id(n) = ...`.
+        A ref is only an id: passed to a call on another database, it names that database's vertex
+        with the same id (ids restart in every database, as in Memgraph)."""
+        store = self._databases.get(database)
+        with store.lock.read():
+            return VertexRef(store.get_vertex(vertex_id).id)
 
-    def edge(self, edge_id: int) -> EdgeRef:
-        """An edge to pass as a procedure argument."""
-        with self.store.lock.read():
-            return EdgeRef(self.store.get_edge(edge_id).id)
+    def edge(self, edge_id: int, *, database: str = DEFAULT_DATABASE) -> EdgeRef:
+        """An edge to pass as a procedure argument (an id, like `vertex`)."""
+        store = self._databases.get(database)
+        with store.lock.read():
+            return EdgeRef(store.get_edge(edge_id).id)
 
-    def find_vertex(self, label: str, key: str, value: Any) -> VertexRef:
-        """The one vertex `(:label {key: value})`, to pass as an argument; LookupError if there is
-        none, ValueError if several match."""
-        ids = self.store.find_vertices(label, key, value)
+    def find_vertex(self, label: str, key: str, value: Any, *, database: str = DEFAULT_DATABASE) -> VertexRef:
+        """The one vertex `(:label {key: value})`, to pass as an argument (through the database's
+        label-property index if it has one); LookupError if there is none, ValueError if several match."""
+        ids = self._databases.get(database).find_vertices(label, key, value)
         if not ids:
             raise LookupError(f"no vertex (:{label} {{{key}: {value!r}}})")
         if len(ids) > 1:
@@ -213,27 +248,32 @@ class Runtime:
                 for name, spec in sorted(self._functions.items())]
 
     # -- calls ----------------------------------------------------------------------------------
-    def call(self, name: str, *args: Any, timeout: float | None = None,
-             api_counts: ApiCounts | None = None) -> list[dict[str, Any]]:
-        """`CALL name(args...)`: positional arguments as Cypher passes them; rows as dicts.
+    def call(self, name: str, *args: Any, timeout: float | None = None, api_counts: ApiCounts | None = None,
+             database: str = DEFAULT_DATABASE) -> list[dict[str, Any]]:
+        """`CALL name(args...)` in `database`: positional arguments as Cypher passes them; rows as dicts.
 
         `timeout` (seconds) makes `ctx.check_must_abort()` raise AbortError once elapsed, and fails
         the call (rolling back writes) if the procedure finishes after it. `api_counts` adds the
-        procedure-API calls the procedure makes to that object (see `api_counts`; off: no cost).
+        procedure-API calls the procedure makes, and the argument values handed in, to that object
+        (see `api_counts`; off: no cost).
         """
         spec = self._procedures.get(name)
         if spec is None:
             raise ProcedureNotFoundError(f"There is no procedure named '{name}'.")
+        try:
+            store = self._stores[database]
+        except (KeyError, TypeError):
+            raise self._databases.unknown(database) from None
         deadline = _deadline(timeout)
         if not spec.required <= len(args) <= len(spec.args):
             raise _arity_error(spec)
         if api_counts is not None and not isinstance(api_counts, ApiCounts):
             raise TypeError(f"api_counts must be an ApiCounts or None, got {type(api_counts).__name__}")
-        scope = CallScope(self.store, spec.is_write, deadline, time.time_ns() // 1000, counts=api_counts)
+        scope = CallScope(store, spec.is_write, deadline, time.time_ns() // 1000, counts=api_counts)
         if spec.is_write:
-            with self.store.transaction():
+            with store.transaction():
                 return self._run(spec, args, scope)
-        lock = self.store.lock  # plain acquire/release: this is the per-call hot path
+        lock = store.lock  # plain acquire/release: this is the per-call hot path
         lock.acquire_read()
         try:
             return self._run(spec, args, scope)
@@ -253,6 +293,8 @@ class Runtime:
             api = mgp if scope.counts is None else counting_api(mgp)
             try:
                 values = self._arguments(spec, args, scope, api)
+                if scope.counts is not None:
+                    scope.counts.arguments += count_arguments(values)
                 try:
                     if spec.takes_ctx:
                         result = spec.func(api.ProcCtx(scope), *values)
@@ -271,15 +313,16 @@ class Runtime:
             finally:
                 scope.valid = False
 
-    def call_function(self, name: str, *args: Any) -> Any:
-        """`RETURN name(args...)` for a function registered with `@mgp.function`."""
+    def call_function(self, name: str, *args: Any, database: str = DEFAULT_DATABASE) -> Any:
+        """`RETURN name(args...)` in `database` for a function registered with `@mgp.function`."""
         spec = self._functions.get(name)
         if spec is None:
             raise ProcedureNotFoundError(f"Function '{name}' doesn't exist.")
         if not spec.required <= len(args) <= len(spec.args):
             raise _arity_error(spec)
-        scope = CallScope(self.store, False)
-        with self.store.lock.read(), mgp_installed() as mgp, running(self._contexts[spec.module]):
+        store = self._databases.get(database)
+        scope = CallScope(store, False)
+        with store.lock.read(), mgp_installed() as mgp, running(self._contexts[spec.module]):
             try:
                 values = self._arguments(spec, args, scope, mgp)
                 try:

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import GraphFileError
-from .store import GraphStore, Thawable, check_int64, freeze, unpack
+from .store import GraphStore
+from .values import Thawable, check_int64, freeze, unpack
 
 _DURATION = re.compile(r"(?:(-?\d+) days?, )?(\d+):(\d{2}):(\d{2})(?:\.(\d{1,6}))?")
 _NO_STRINGS = frozenset({int, float, bool, type(None)})

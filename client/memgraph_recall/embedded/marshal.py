@@ -16,7 +16,8 @@ from typing import Any
 
 from .scope import CallScope
 from .snapshots import EdgeRef, GraphPath, Node, Relationship, VertexRef
-from .store import INT64_MAX, INT64_MIN, check_int64, node_snapshot, relationship_snapshot
+from .store import node_snapshot, relationship_snapshot
+from .values import INT64_MAX, INT64_MIN, check_int64
 
 _PASS_THROUGH = frozenset({bool, float, str, type(None), date, time, datetime, timedelta})
 

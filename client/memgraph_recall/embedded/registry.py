@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from .cypher_types import CypherType
-from .store import plain_value
+from .values import plain_value
 
 _context = threading.local()
 

@@ -73,6 +73,20 @@ class ReadWriteLock:
             self._writer = me
             self._writer_depth = 1
 
+    def try_acquire_write(self) -> bool:
+        """Take the write lock only if nobody holds it or waits for it; never blocks."""
+        me = threading.get_ident()
+        with self._cond:
+            if self._writer == me:
+                self._writer_depth += 1
+                return True
+            if (self._writer is not None or self._readers or self._readers_turn or self._writers_waiting
+                    or self._readers_waiting):
+                return False
+            self._writer = me
+            self._writer_depth = 1
+            return True
+
     def release_write(self) -> None:
         with self._cond:
             if self._writer != threading.get_ident():

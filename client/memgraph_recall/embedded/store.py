@@ -1,45 +1,30 @@
 """In-memory property graph: the data embedded procedures read and write.
 
 Vertices and edges have separate integer id spaces (as in Memgraph), labels, property maps and
-per-vertex in/out adjacency lists, so walking a vertex's edges costs O(degree).
-
-Property values are stored frozen: lists become tuples once (as Memgraph hands lists to Python), and
-values holding maps are wrapped in `Thawable`, which builds fresh dicts on every read, so no caller
-can mutate the store through a value it read. Float lists of VECTOR_MIN_LEN or more (embeddings), and
-lists of such vectors of one length, are kept as packed doubles in a plain `bytes` and read as fresh
-tuples: 8 bytes per float instead of ~32 for a tuple of Python floats (a 384-d vector: 3 KiB instead
-of 12 KiB), at a few microseconds per read, much as Memgraph builds Python floats from its stored
-doubles on every read. `bytes` is not a storable property type, so it marks a packed value without a
-wrapper; being untracked by Python's cyclic GC, it also leaves the property dict untracked, so full
-collections do not walk the stored graph's values (real Memgraph keeps the graph off the Python heap).
-For the same reason a vertex without edges shares the empty tuple instead of owning empty lists.
-Setting a property to None removes it.
+per-vertex in/out adjacency lists, so walking a vertex's edges costs O(degree). Property values are
+kept in their stored form (module `values`); setting a property to None removes it. A vertex without
+edges shares the empty tuple instead of owning empty lists (fewer objects for the cyclic GC to walk).
 
 Writes inside `transaction()` are all-or-nothing: each change records how to undo itself, deletions
 are tombstones until commit, and `rollback()` replays the undo log, so an aborted write procedure
-leaves the store exactly as before without copying the graph.
+leaves the store's contents exactly as before without copying the graph. Ids are not given back: as
+Memgraph allocates gids with `fetch_add` and never returns them on abort
+(src/storage/v2/inmemory/storage.cpp, `CreateVertex`/`CreateEdge` and `Abort`), ids only grow within
+a store, and an aborted creation leaves a gap. Label and label-property indexes (module `indexes`)
+are explicit, per store, and maintained by every write and its undo.
 """
 
-import struct
-from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import date, datetime, time, timedelta
-from functools import lru_cache
 from typing import Any
 
+from .indexes import Indexes, Lookup, matchable, value_key
 from .rwlock import ReadWriteLock
 from .snapshots import Node, Relationship
+from .values import check_int64, freeze, plain_value
 
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _MISSING = object()
-_SCALAR_TYPES = frozenset({bool, float, str, date, time, datetime, timedelta})
-_PLAIN_TYPES = _SCALAR_TYPES | {int, type(None)}
-_FLOATS_ONLY = {float}
-VECTOR_MIN_LEN = 16
 _NO_EDGES: tuple = ()  # shared until a vertex's first edge; then a list of its own
-_HEADER = 8  # packed value prefix: 0 for one vector, else the row length of a list of vectors
-_ONE_VECTOR = bytes(_HEADER)
 
 
 class DeletedElementError(LookupError):
@@ -75,139 +60,6 @@ class EdgeData:
         self.deleted = False
 
 
-class Thawable:
-    """A stored value that contains maps or packed vectors; `thaw()` rebuilds what a reader gets."""
-
-    __slots__ = ("frozen",)
-
-    def __init__(self, frozen: Any) -> None:
-        self.frozen = frozen
-
-    def thaw(self) -> Any:
-        return _thaw(self.frozen)
-
-
-def _pack_vector(floats: Any) -> bytes:
-    return _ONE_VECTOR + array("d", floats).tobytes()
-
-
-def _pack_rows(vectors: list[bytes]) -> bytes | None:
-    """Packed vectors of one length as one packed list of rows, or None if they differ in length."""
-    size = len(vectors[0])
-    if any(len(v) != size for v in vectors):
-        return None
-    row = (size - _HEADER) // 8
-    return row.to_bytes(_HEADER, "little") + b"".join([v[_HEADER:] for v in vectors])
-
-
-def unpack(packed: bytes) -> list:
-    """A packed value as Python floats: a list, or a list of row lists."""
-    floats = memoryview(packed)[_HEADER:].cast("d").tolist()
-    row = int.from_bytes(packed[:_HEADER], "little")
-    if not row:
-        return floats
-    return [floats[i:i + row] for i in range(0, len(floats), row)]
-
-
-def _thaw_packed(packed: bytes) -> tuple:
-    """The tuple (of row tuples) a procedure reads; `struct` builds the float tuples directly, with no
-    intermediate list (this runs once per vector a cold recall build reads)."""
-    row = int.from_bytes(packed[:_HEADER], "little")
-    if not row:
-        return _doubles((len(packed) - _HEADER) // 8).unpack_from(packed, _HEADER)
-    if len(packed) - _HEADER == 8 * row:
-        return (_doubles(row).unpack_from(packed, _HEADER),)
-    return tuple(_doubles(row).iter_unpack(memoryview(packed)[_HEADER:]))
-
-
-@lru_cache(maxsize=64)
-def _doubles(count: int) -> struct.Struct:
-    return struct.Struct(f"<{count}d")
-
-
-def _thaw(value: Any) -> Any:
-    kind = type(value)
-    if kind is bytes:
-        return _thaw_packed(value)
-    if kind is dict:
-        return {k: _thaw(v) for k, v in value.items()}
-    if kind is tuple:
-        return tuple([_thaw(v) for v in value])
-    return value
-
-
-def check_int64(value: int) -> int:
-    if not INT64_MIN <= value <= INT64_MAX:
-        raise OverflowError(f"integer {value} is outside the 64-bit range Memgraph stores")
-    return value
-
-
-def freeze(value: Any) -> Any:
-    """Convert a Python value to its stored form, or raise TypeError naming what is not storable."""
-    frozen, needs_thaw = _freeze(value)
-    return Thawable(frozen) if needs_thaw and type(frozen) is not bytes else frozen
-
-
-def _freeze(value: Any) -> tuple[Any, bool]:
-    """(stored form, whether reads must thaw it)."""
-    kind = type(value)
-    if kind in _SCALAR_TYPES or value is None:
-        return value, False
-    if kind is int:
-        return check_int64(value), False
-    if kind is list or kind is tuple:
-        kinds = set(map(type, value))
-        if kinds == _FLOATS_ONLY and len(value) >= VECTOR_MIN_LEN:
-            return _pack_vector(value), True
-        if kinds <= _SCALAR_TYPES:  # fast path: short lists, string lists
-            return tuple(value), False
-        items, needs_thaw = [], False
-        for item in value:
-            frozen, item_needs_thaw = _freeze(item)
-            items.append(frozen)
-            needs_thaw = needs_thaw or item_needs_thaw
-        if items and all(type(item) is bytes and item.startswith(_ONE_VECTOR) for item in items):
-            rows = _pack_rows(items)
-            if rows is not None:
-                return rows, True
-        return tuple(items), needs_thaw
-    if kind is dict:
-        out = {}
-        for key, item in value.items():
-            if type(key) is not str:
-                raise TypeError(f"map keys must be strings, got {type(key).__name__} {key!r}")
-            out[key] = _freeze(item)[0]
-        return out, True
-    raise TypeError(
-        f"a property value must be a bool, int, float, str, list, map or temporal value, "
-        f"got {kind.__module__}.{kind.__qualname__}"
-    )
-
-
-def read_value(stored: Any) -> Any:
-    """The value a procedure sees for a stored property (fresh dicts when it holds maps)."""
-    kind = type(stored)
-    if kind is bytes:
-        return _thaw_packed(stored)
-    return stored.thaw() if kind is Thawable else stored
-
-
-def plain_value(stored: Any) -> Any:
-    """A stored value as a Bolt driver returns it: lists instead of tuples, fresh dicts."""
-    if type(stored) is Thawable:
-        stored = stored.frozen
-    kind = type(stored)
-    if kind is bytes:
-        return unpack(stored)
-    if kind is tuple:
-        if set(map(type, stored)) <= _PLAIN_TYPES:
-            return list(stored)
-        return [plain_value(v) for v in stored]
-    if kind is dict:
-        return {k: plain_value(v) for k, v in stored.items()}
-    return stored
-
-
 def _check_name(name: Any, what: str) -> str:
     if type(name) is not str or not name:
         raise TypeError(f"{what} must be a non-empty string, got {name!r}")
@@ -221,12 +73,10 @@ def _check_id(element_id: Any, what: str) -> int:
 
 
 class _Transaction:
-    __slots__ = ("undo", "next_vertex_id", "next_edge_id", "deleted_vertices", "deleted_edges")
+    __slots__ = ("undo", "deleted_vertices", "deleted_edges")
 
-    def __init__(self, store: "GraphStore") -> None:
+    def __init__(self) -> None:
         self.undo: list[tuple] = []
-        self.next_vertex_id = store.next_vertex_id
-        self.next_edge_id = store.next_edge_id
         self.deleted_vertices: list[VertexData] = []
         self.deleted_edges: list[EdgeData] = []
 
@@ -242,6 +92,9 @@ class GraphStore:
         self.next_edge_id = 0
         self.lock = ReadWriteLock()
         self._txn: _Transaction | None = None
+        self._indexes = Indexes()
+        # what a write checks: one dict lookup when no index covers its label or property key
+        self._on_label, self._on_key = self._indexes.on_label, self._indexes.on_key
 
     # -- transactions ---------------------------------------------------------------------------
     @contextmanager
@@ -250,7 +103,7 @@ class GraphStore:
         with self.lock.write():
             if self._txn is not None:
                 raise RuntimeError("transactions do not nest")
-            self._txn = _Transaction(self)
+            self._txn = _Transaction()
             try:
                 yield
             except BaseException:
@@ -269,8 +122,6 @@ class GraphStore:
         txn = self._txn
         for entry in reversed(txn.undo):
             _UNDO[entry[0]](self, *entry[1:])
-        self.next_vertex_id = txn.next_vertex_id
-        self.next_edge_id = txn.next_edge_id
 
     def _purge(self, edges: Iterable[EdgeData], vertices: Iterable[VertexData]) -> None:
         """Physically remove deleted elements; adjacency lists are rebuilt once per touched vertex."""
@@ -301,6 +152,8 @@ class GraphStore:
         vertex = VertexData(vertex_id, label_tuple, props)
         self.vertices[vertex_id] = vertex
         self.next_vertex_id = max(self.next_vertex_id, vertex_id + 1)
+        if self._on_label:
+            self._indexes.add_vertex(vertex)
         self._record("create_vertex", vertex)
         return vertex
 
@@ -331,19 +184,25 @@ class GraphStore:
             del props[key]
         else:
             props[key] = freeze(value)
-        self._record("property", props, key, old)
+        if key in self._on_key and type(element) is VertexData:
+            self._indexes.property_changed(element, key, None if old is _MISSING else old, props.get(key))
+        self._record("property", element, key, old)
 
     def add_label(self, vertex: VertexData, label: str) -> None:
         _check_live(vertex)
         if _check_name(label, "a label") not in vertex.labels:
             self._record("labels", vertex, vertex.labels)
             vertex.labels = (*vertex.labels, label)
+            if label in self._on_label:
+                self._indexes.enter(vertex, label)
 
     def remove_label(self, vertex: VertexData, label: str) -> None:
         _check_live(vertex)
         if label in vertex.labels:
             self._record("labels", vertex, vertex.labels)
             vertex.labels = tuple(name for name in vertex.labels if name != label)
+            if label in self._on_label:
+                self._indexes.leave(vertex, label)
 
     def remove_edge(self, edge: EdgeData) -> None:
         _check_live(edge)
@@ -363,6 +222,8 @@ class GraphStore:
                              "delete them first or detach-delete the vertex")
         for edge in incident:
             self.remove_edge(edge)
+        if self._on_label:
+            self._indexes.remove_vertex(vertex)
         vertex.deleted = True
         if self._txn is None:
             self._purge((), [vertex])
@@ -372,7 +233,9 @@ class GraphStore:
 
     def load_vertex(self, vertex_id: int, labels: tuple[str, ...], props: dict[str, Any]) -> None:
         """Insert a vertex whose id, labels and frozen properties the loader already checked."""
-        self.vertices[vertex_id] = VertexData(vertex_id, labels, props)
+        vertex = self.vertices[vertex_id] = VertexData(vertex_id, labels, props)
+        if self._on_label:
+            self._indexes.add_vertex(vertex)
         if vertex_id >= self.next_vertex_id:
             self.next_vertex_id = vertex_id + 1
 
@@ -449,20 +312,82 @@ class GraphStore:
     def edge_count(self) -> int:
         return len(self.edges)
 
-    def find_vertices(self, label: str, key: str, value: Any) -> list[int]:
-        """Ids of vertices with `label` whose property `key` equals `value` (a full scan)."""
-        wanted = freeze(value)
+    def find_vertices(self, label: str, key: str, value: Any) -> Lookup:
+        """Ids of vertices `(:label {key: value})`, ascending (see `index_lookup`)."""
+        return self.index_lookup(label, key, value)
+
+    # -- indexes --------------------------------------------------------------------------------
+    def create_label_index(self, label: str) -> bool:
+        """`CREATE INDEX ON :label`; False if it already exists (Memgraph notifies, no error)."""
+        with self._index_definition("create_label_index"):
+            return self._indexes.create_label(_check_name(label, "label"), self.vertices.values())
+
+    def create_label_property_index(self, label: str, key: str) -> bool:
+        """`CREATE INDEX ON :label(key)`; False if it already exists."""
+        with self._index_definition("create_label_property_index"):
+            return self._indexes.create_property(_check_name(label, "label"), _check_name(key, "key"),
+                                                 self.vertices.values())
+
+    def drop_label_index(self, label: str) -> bool:
+        """`DROP INDEX ON :label`; False if there was none (Memgraph notifies, no error)."""
+        with self._index_definition("drop_label_index"):
+            return self._indexes.drop_label(label)
+
+    def drop_label_property_index(self, label: str, key: str) -> bool:
+        """`DROP INDEX ON :label(key)`; False if there was none."""
+        with self._index_definition("drop_label_property_index"):
+            return self._indexes.drop_property(label, key)
+
+    def indexes(self) -> list[dict[str, Any]]:
+        """What `SHOW INDEX INFO` lists: "index type" ("label" or "label+property"), "label",
+        "property" (None, or a one-name list), "count" (indexed vertices)."""
         with self.lock.read():
-            return [v.id for v in self.vertices.values()
-                    if label in v.labels and v.props.get(key, _MISSING) == wanted]
+            return self._indexes.info()
+
+    @contextmanager
+    def _index_definition(self, what: str) -> Iterator[None]:
+        """Index DDL takes the whole store and never runs inside a transaction (Memgraph refuses it
+        in an explicit transaction: IndexInMulticommandTxException)."""
+        with self.lock.write():
+            if self._txn is not None:
+                raise RuntimeError(f"{what}: index definitions cannot change inside a transaction")
+            yield
+
+    def label_lookup(self, label: str) -> Lookup:
+        """Ids of the vertices with `label`, ascending: from the label index in O(result), else by a
+        full scan (as Memgraph's planner would ScanAll and filter); `.used_index` says which."""
+        with self.lock.read():
+            ids = self._indexes.labels.get(label)
+            if ids is not None:
+                return Lookup(sorted(ids), True)
+            return Lookup(sorted(v.id for v in self.vertices.values() if label in v.labels and not v.deleted),
+                          False)
+
+    def index_lookup(self, label: str, key: str, value: Any) -> Lookup:
+        """Ids of the vertices `(:label {key: value})`, ascending, values compared as Memgraph
+        compares them (see `indexes`: 1 equals 1.0, 7 is not "7", null and NaN match nothing): from
+        the label-property index in O(result), else by a full scan; `.used_index` says which."""
+        wanted = value_key(freeze(value))
+        with self.lock.read():
+            index = self._indexes.properties.get((label, key))
+            if index is not None:
+                return Lookup(index.find(wanted), True)
+            if not matchable(wanted):
+                return Lookup([], False)
+            return Lookup(sorted(v.id for v in self.vertices.values()
+                                 if label in v.labels and not v.deleted and key in v.props
+                                 and value_key(v.props[key]) == wanted), False)
 
     def replace_with(self, other: "GraphStore") -> None:
-        """Take over `other`'s contents (used to load a file atomically)."""
+        """Take over `other`'s contents (used to load a file atomically). Index definitions stay and
+        are rebuilt over the new vertices (an export_util.json file carries none, but in Memgraph the
+        definitions belong to the database, not to the data imported into it)."""
         with self.lock.write():
             if self._txn is not None:
                 raise RuntimeError("cannot replace the graph inside a transaction")
             self.vertices, self.edges = other.vertices, other.edges
             self.next_vertex_id, self.next_edge_id = other.next_vertex_id, other.next_edge_id
+            self._indexes.rebuild(self.vertices.values())
 
 
 def _frozen_props(properties: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -499,6 +424,8 @@ def relationship_snapshot(edge: EdgeData) -> Relationship:
 
 def _undo_create_vertex(store: GraphStore, vertex: VertexData) -> None:
     del store.vertices[vertex.id]
+    if store._on_label:
+        store._indexes.remove_vertex(vertex)
 
 
 def _undo_create_edge(store: GraphStore, edge: EdgeData) -> None:
@@ -509,19 +436,27 @@ def _undo_create_edge(store: GraphStore, edge: EdgeData) -> None:
     edge.end.in_edges.pop()
 
 
-def _undo_property(store: GraphStore, props: dict, key: str, old: Any) -> None:
+def _undo_property(store: GraphStore, element: VertexData | EdgeData, key: str, old: Any) -> None:
+    props = element.props
+    current = props.get(key)
     if old is _MISSING:
         props.pop(key, None)
     else:
-        props[key] = old
+        props[key] = old  # in place: the property order stays as it was
+    if key in store._on_key and type(element) is VertexData:
+        store._indexes.property_changed(element, key, current, props.get(key))
 
 
 def _undo_labels(store: GraphStore, vertex: VertexData, labels: tuple[str, ...]) -> None:
-    vertex.labels = labels
+    current, vertex.labels = vertex.labels, labels
+    if store._on_label:
+        store._indexes.relabel(vertex, current, labels)
 
 
 def _undo_deleted(store: GraphStore, element: VertexData | EdgeData) -> None:
     element.deleted = False
+    if store._on_label and type(element) is VertexData:
+        store._indexes.add_vertex(element)
 
 
 _UNDO = {
