@@ -37,6 +37,7 @@ from memgraph_recall.errors import (
     from_server_message,
 )
 from memgraph_recall.results import GraphElement
+from memgraph_recall.shape import FAST_QUERIES
 from memgraph_recall.timeouts import Timeouts
 
 T = TypeVar("T")
@@ -49,9 +50,6 @@ BOLT_QUERIES = {
     "recall.status": "CALL recall.status($config)",
     "recall.invalidate": "CALL recall.invalidate($user)",
 }
-# The node form lets Memgraph find the User through the `:User(user_id)` index; no row means no user.
-BOLT_RENDER_BY_NODE = ("MATCH (u:User {user_id: $user}) CALL recall.render(u, $q, $today, $config) "
-                       "YIELD text, recalled RETURN text, recalled")
 RECALL_PROCEDURES = ("CALL mg.procedures() YIELD name WHERE name STARTS WITH 'recall.' "
                      "RETURN name ORDER BY name")
 SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "memgraph")
@@ -126,18 +124,20 @@ class _LoopThread:
 class BoltBackend:
     """A Memgraph server reached through the `neo4j` driver's async API, bounded by `Timeouts`."""
 
-    def __init__(self, address: BoltAddress, node_form: bool = False,
+    def __init__(self, address: BoltAddress, call_form: str = "fast",
                  timeouts: Timeouts | None = None) -> None:
+        """`call_form`: "fast" sends `render`/`lanes` in the fast call shape (`memgraph_recall.shape`),
+        "string" the bare user_id."""
         self.address = address
-        self.node_form = node_form
+        self.call_form = call_form
         self.timeouts = timeouts or Timeouts()
         self.description = f"Memgraph at {address.where}"
         self._loop = _LoopThread()
         self._driver: Any = None
 
     def call(self, procedure: str, arguments: Mapping[str, Any]) -> list[dict]:
-        by_node = procedure == "recall.render" and self.node_form
-        query = BOLT_RENDER_BY_NODE if by_node else BOLT_QUERIES[procedure]
+        fast = self.call_form == "fast" and procedure in FAST_QUERIES
+        query = FAST_QUERIES[procedure] if fast else BOLT_QUERIES[procedure]
         return self.run(procedure, query, dict(arguments))
 
     def procedures(self) -> list[str]:

@@ -21,11 +21,11 @@ from memgraph_recall.errors import (
 )
 from memgraph_recall.results import EmbedProgress, LaneHit, Recalled, json_ready
 from memgraph_recall.retry import Backoff, retrying
+from memgraph_recall.shape import FAST_QUERIES, NEW_TOKEN, SETUP
 from memgraph_recall.timeouts import Timeouts
 
 __all__ = ["Backend", "BoltAddress", "BoltBackend", "EmbeddedBackend", "RecallClient"]
 
-USER_INDEX = "CREATE INDEX ON :User(user_id)"
 _ARG_ORDER = {
     "recall.render": ("user", "q", "today", "config"),
     "recall.lanes": ("user", "q", "config"),
@@ -38,6 +38,9 @@ Today = date | str | None
 GraphSource = str | Path | Sequence[dict] | None  # an export_util.json path, its elements, or nothing
 Graphs = GraphSource | Mapping[str, GraphSource]  # one graph, or {database name: graph}
 DEFAULT_DATABASE = "memgraph"  # Memgraph's default database (src/dbms/constants.hpp, kDefaultDB)
+#: How `render` and `lanes` name the user: the fast call shape (`memgraph_recall.shape`: the User found
+#: through its index, the database and the holders' signatures passed in), or the bare user_id string.
+CALL_FORMS = ("fast", "string")
 PROGRESS_LIMIT = 512
 FIRST_PROGRESS_LIMIT = 32
 
@@ -65,13 +68,14 @@ class EmbeddedBackend:
 
     def __init__(self, graph: Graphs = None,
                  modules_dir: str | Path | None = None, timeouts: Timeouts | None = None, *,
-                 database: str = DEFAULT_DATABASE) -> None:
+                 database: str = DEFAULT_DATABASE, call_form: str = "fast") -> None:
         from memgraph_recall.locate import query_modules_dir, use_packaged_model_by_default
 
         use_packaged_model_by_default()
         from memgraph_recall.embedded import Runtime
 
         self.timeouts = timeouts or Timeouts()
+        self.call_form = _call_form(call_form)
         self.runtime = Runtime(Path(modules_dir) if modules_dir is not None else query_modules_dir())
         error = self.runtime.load_errors.get("recall")
         if error:
@@ -92,6 +96,7 @@ class EmbeddedBackend:
                 self.sources[name] = str(one)
             elif one is not None:
                 self.runtime.load_elements(list(one), database=name)
+            setup_store(self.runtime.database(name))
         self._bind(database)
 
     def _bind(self, database: str) -> None:
@@ -112,10 +117,20 @@ class EmbeddedBackend:
 
     def call(self, procedure: str, arguments: Mapping[str, Any]) -> list[dict]:
         from memgraph_recall.embedded import QueryError
+        from memgraph_recall.embedded.prelude import fast_shape
+
+        values = [arguments[name] for name in _ARG_ORDER[procedure]]
+        prelude = None
+        if self.call_form == "fast" and procedure in FAST_QUERIES:
+            user_id, rest = values[0], values[1:]
+
+            def prelude(store: Any) -> tuple | None:  # the Cypher before the CALL (memgraph_recall.shape)
+                shape = fast_shape(store, user_id)
+                return None if shape is None else (shape, *rest)
 
         try:
-            return self.runtime.call(procedure, *(arguments[name] for name in _ARG_ORDER[procedure]),
-                                     timeout=self.timeouts.call, database=self.database)
+            return self.runtime.call(procedure, *values, timeout=self.timeouts.call, database=self.database,
+                                     prelude=prelude)
         except QueryError as exc:
             raise from_server_message(procedure, str(exc)) from exc
 
@@ -138,36 +153,42 @@ class RecallClient:
     # -- constructors ---------------------------------------------------------------------------
     @classmethod
     def connect(cls, host: str = "localhost", port: int = 7687, username: str = "", password: str = "",
-                encrypted: bool = False, node_form: bool = False, timeout: float | None = None,
+                encrypted: bool = False, call_form: str = "fast", timeout: float | None = None,
                 connect_timeout: float | None = None) -> "RecallClient":
         """A client of a Memgraph server running the memgraph-recall image (connects on first call).
 
-        With `node_form=True`, `render` looks the user up with `MATCH (u:User {user_id: $user})` (fast
-        with `memgraph-recall setup`'s index); an unknown user is then an empty memory. `timeout`
-        (default 60 s) bounds each call, `connect_timeout` (default 10 s) opening a connection.
+        `render` and `lanes` send the fast call shape (`call_form="fast"`, `memgraph_recall.shape`: run
+        `setup()` once so its indexes and the database's RecallMeta exist); an unknown user is then no
+        row, reported as `Recalled.user_found` False. `call_form="string"` sends the bare user_id.
+        `timeout` (default 60 s) bounds each call, `connect_timeout` (default 10 s) opening a connection.
         """
         address = BoltAddress(host, port, username, password, encrypted)
-        return cls(BoltBackend(address, node_form, Timeouts.of(timeout, connect_timeout)))
+        return cls(BoltBackend(address, _call_form(call_form), Timeouts.of(timeout, connect_timeout)))
 
     @classmethod
-    def from_url(cls, url: str, node_form: bool = False, timeout: float | None = None,
+    def from_url(cls, url: str, call_form: str = "fast", timeout: float | None = None,
                  connect_timeout: float | None = None) -> "RecallClient":
         """Like `connect`, from `bolt://[user[:password]@]host[:port]` (`bolt+s://` for TLS)."""
-        return cls(BoltBackend(BoltAddress.parse(url), node_form, Timeouts.of(timeout, connect_timeout)))
+        timeouts = Timeouts.of(timeout, connect_timeout)
+        return cls(BoltBackend(BoltAddress.parse(url), _call_form(call_form), timeouts))
 
     @classmethod
     def embedded(cls, graph: Graphs = None,
                  modules_dir: str | Path | None = None, timeout: float | None = None,
-                 database: str = DEFAULT_DATABASE) -> "RecallClient":
+                 database: str = DEFAULT_DATABASE, call_form: str = "fast") -> "RecallClient":
         """A client with no server: the embedded runtime over an `export_util.json` file or elements,
         or over several databases `{name: file or elements}` (see `EmbeddedBackend`); this client's
         calls run against `database` (default "memgraph"), `use` gives a client of another one.
 
-        The packaged all-MiniLM-L6-v2 becomes the default model unless `RECALL_MODELS` or
-        `RECALL_DEFAULT_MODEL` are already set. `timeout` (default 60 s) is each call's transaction
-        timeout, enforced as Memgraph enforces its own (at the procedure's `check_must_abort()`).
+        Each database loaded is set up as `memgraph-recall setup` sets up a server (its indexes, and a
+        RecallMeta when it has none), and `call_form` is as for `connect`. The packaged
+        all-MiniLM-L6-v2 becomes the default model unless `RECALL_MODELS` or `RECALL_DEFAULT_MODEL` are
+        already set. `timeout` (default 60 s) is each call's transaction timeout, enforced as Memgraph
+        enforces its own (at the procedure's `check_must_abort()`).
         """
-        return cls(EmbeddedBackend(graph, modules_dir, Timeouts.of(timeout), database=database))
+        backend = EmbeddedBackend(graph, modules_dir, Timeouts.of(timeout), database=database,
+                                  call_form=call_form)
+        return cls(backend)
 
     def use(self, database: str) -> "RecallClient":
         """Embedded only: a client of another database of the same runtime, sharing its modules and
@@ -255,12 +276,19 @@ class RecallClient:
         """The `recall.*` procedures the backend has, like `CALL mg.procedures()`."""
         return self.backend.procedures()
 
-    def setup(self) -> str:
-        """Create the `:User(user_id)` index the node form needs; nothing to do in embedded mode."""
+    def setup(self, new_token: bool = False) -> str:
+        """What the fast call shape needs (`memgraph_recall.shape.SETUP`): the `:User(user_id)` and
+        `:RecallMeta` indexes and the database's RecallMeta; `new_token` gives the RecallMeta a new
+        token (a database copied from another). Idempotent. Embedded databases are set up on load."""
         if isinstance(self.backend, BoltBackend):
-            self.backend.run("setup", USER_INDEX)
-            return f"{USER_INDEX} on {self.backend.description}"
-        return "embedded runtime: no index needed"
+            for statement in SETUP:
+                self.backend.run("setup", statement)
+            if new_token:
+                self.backend.run("setup", NEW_TOKEN)
+            return f"indexes on :User(user_id) and :RecallMeta and a RecallMeta on {self.backend.description}"
+        store = self.backend.runtime.database(self.backend.database)
+        setup_store(store, new_token)
+        return f"indexes and a RecallMeta on the {self.backend.description}"
 
     def save_graph(self, path: str | Path) -> Path:
         """Embedded only: write this client's database (with any new vectors) as `export_util.json`."""
@@ -281,6 +309,27 @@ class RecallClient:
 
     def _call(self, procedure: str, **arguments: Any) -> list[dict]:
         return self.backend.call(procedure, arguments)
+
+
+def setup_store(store: Any, new_token: bool = False) -> None:
+    """`memgraph-recall setup` for an embedded database: the indexes, and a RecallMeta with a random
+    token when it has none (or, with `new_token`, a new token on each)."""
+    import uuid
+
+    store.create_label_property_index("User", "user_id")
+    store.create_label_index("RecallMeta")
+    metas = store.label_lookup("RecallMeta")
+    if not metas:
+        store.add_vertex(["RecallMeta"], {"token": str(uuid.uuid4())})
+    elif new_token:
+        for vertex_id in metas:
+            store.set_vertex_property(vertex_id, "token", str(uuid.uuid4()))
+
+
+def _call_form(call_form: str) -> str:
+    if call_form not in CALL_FORMS:
+        raise ValueError(f"call_form: expected one of {', '.join(CALL_FORMS)}, got {call_form!r}")
+    return call_form
 
 
 def _user(user: Any) -> str:

@@ -84,6 +84,7 @@ def bolt_loaded(server):
     host, port = server
     client = RecallClient.connect(host, port)
     load_elements(client.backend, with_sample())
+    client.setup()  # the fast call shape's indexes and RecallMeta, as a deployment runs it once
     yield client, client.embed()
     client.close()
 

@@ -76,14 +76,25 @@ def test_a_real_question_through_the_baked_model_finds_its_rows(request, side, u
     assert turns <= {t.action_id for t in recalled.turns}
 
 
-def test_node_form_uses_the_index_and_treats_an_unknown_user_as_empty(server, embedded):
+@pytest.mark.parametrize(("user", "question", "today", "vector"), FIXTURE_QUESTIONS)
+def test_both_call_forms_return_the_same_rows_on_real_memgraph(bolt_loaded, server, embedded, user, question,
+                                                               today, vector):
+    """The fast call shape (the client's default: Cypher finds the User, the database and the holders'
+    signatures) and the bare user_id string give the embedded runtime's rows, render and lanes."""
     host, port = server
-    user, question, today, vector = FIXTURE_QUESTIONS[0]
-    with RecallClient.connect(host, port, node_form=True) as client:
-        assert "CREATE INDEX ON :User(user_id)" in client.setup()
-        assert_same_rows(rendered_rows(embedded.render(user, question, today, _config(vector)).to_json()),
-                         rendered_rows(client.render(user, question, today, _config(vector)).to_json()))
-        assert client.render("nobody", question).empty
+    with RecallClient.connect(host, port, call_form="string") as bare:
+        for client in (bolt_loaded[0], bare):
+            assert_same_rows(rendered_rows(embedded.render(user, question, today, _config(vector)).to_json()),
+                             rendered_rows(client.render(user, question, today, _config(vector)).to_json()))
+            assert_same_rows(lane_rows(embedded.lanes(user, question, _config(vector))),
+                             lane_rows(client.lanes(user, question, _config(vector))))
+
+
+def test_setup_makes_one_recall_meta_and_the_fast_shape_gives_no_row_for_an_unknown_user(bolt):
+    bolt.setup()  # idempotent
+    assert bolt.render("nobody", "anything").empty
+    rows = bolt.backend.run("tokens", "MATCH (m:RecallMeta) RETURN m.token AS token")
+    assert len(rows) == 1 and rows[0]["token"]  # setup made exactly one, and keeps it
 
 
 def test_status_and_invalidate_answer_like_the_runtime(bolt, embedded):

@@ -28,7 +28,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -249,13 +249,16 @@ class Runtime:
 
     # -- calls ----------------------------------------------------------------------------------
     def call(self, name: str, *args: Any, timeout: float | None = None, api_counts: ApiCounts | None = None,
-             database: str = DEFAULT_DATABASE) -> list[dict[str, Any]]:
+             database: str = DEFAULT_DATABASE,
+             prelude: Callable[[GraphStore], tuple | None] | None = None) -> list[dict[str, Any]]:
         """`CALL name(args...)` in `database`: positional arguments as Cypher passes them; rows as dicts.
 
         `timeout` (seconds) makes `ctx.check_must_abort()` raise AbortError once elapsed, and fails
         the call (rolling back writes) if the procedure finishes after it. `api_counts` adds the
         procedure-API calls the procedure makes, and the argument values handed in, to that object
-        (see `api_counts`; off: no cost).
+        (see `api_counts`; off: no cost). `prelude(store)`: the query's Cypher before the CALL (e.g.
+        `prelude.fast_shape`), run in the same transaction: it returns the arguments to call with
+        (`args` are then unused), or None when the query finds no row (nothing is called: no rows).
         """
         spec = self._procedures.get(name)
         if spec is None:
@@ -265,20 +268,31 @@ class Runtime:
         except (KeyError, TypeError):
             raise self._databases.unknown(database) from None
         deadline = _deadline(timeout)
-        if not spec.required <= len(args) <= len(spec.args):
+        if prelude is None and not spec.required <= len(args) <= len(spec.args):
             raise _arity_error(spec)
         if api_counts is not None and not isinstance(api_counts, ApiCounts):
             raise TypeError(f"api_counts must be an ApiCounts or None, got {type(api_counts).__name__}")
         scope = CallScope(store, spec.is_write, deadline, time.time_ns() // 1000, counts=api_counts)
         if spec.is_write:
             with store.transaction():
-                return self._run(spec, args, scope)
+                args = self._prelude_args(spec, prelude, store, args)
+                return [] if args is None else self._run(spec, args, scope)
         lock = store.lock  # plain acquire/release: this is the per-call hot path
         lock.acquire_read()
         try:
-            return self._run(spec, args, scope)
+            args = self._prelude_args(spec, prelude, store, args)
+            return [] if args is None else self._run(spec, args, scope)
         finally:
             lock.release_read()
+
+    @staticmethod
+    def _prelude_args(spec: Registration, prelude: Any, store: GraphStore, args: tuple) -> tuple | None:
+        if prelude is None:
+            return args
+        found = prelude(store)
+        if found is not None and not spec.required <= len(found) <= len(spec.args):
+            raise _arity_error(spec)
+        return found
 
     def _run(self, spec: Registration, args: tuple, scope: CallScope) -> list[dict[str, Any]]:
         """Run a procedure under the caller's lock, with the collector paused if this runtime asks."""

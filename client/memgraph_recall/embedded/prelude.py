@@ -1,0 +1,75 @@
+"""The fast call shape's Cypher prelude (`memgraph_recall.shape`), computed over an embedded store.
+
+What Memgraph does for the prelude, done the same way here so the embedded runtime runs the same call
+shape: the User by the `:User(user_id)` label-property index and the RecallMeta vertices by the
+`:RecallMeta` label index (each a full scan when its index is missing, as Memgraph's planner would
+fall back to ScanAll), then each holder's edges expanded to count them and sum their ids. This is the
+query's Cypher part, not procedure-API work: it is counted apart (`PreludeCounts`). It reads the store
+directly, so it must run under the same read lock as the procedure it feeds (`Runtime.call(prelude=)`).
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from .snapshots import VertexRef
+from .store import GraphStore
+
+
+@dataclass
+class PreludeCounts:
+    """The Cypher side of one fast-shape query: index lookups (and vertices a missing index made the
+    lookup scan), holders expanded and the edges the expands read (finding the holders included)."""
+
+    lookups: int = 0
+    scanned: int = 0
+    holders: int = 0
+    edges: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(vars(self))
+
+
+def fast_shape(store: GraphStore, user_id: Any, counts: PreludeCounts | None = None) -> dict | None:
+    """The `shape` map the prelude builds for `user_id`, or None when `MATCH (u:User {user_id})` finds
+    no vertex (the query then has no row and calls nothing). The caller holds the store's read lock."""
+    counts = counts if counts is not None else PreludeCounts()
+    users = store.index_lookup("User", "user_id", user_id)
+    metas = store.label_lookup("RecallMeta")
+    counts.lookups += 2
+    counts.scanned += (0 if users.used_index else store.vertex_count()) + (
+        0 if metas.used_index else store.vertex_count()
+    )
+    if not users:
+        return None
+    user = store.get_vertex(users[0])
+    sessions = _targets(user, "HAD_SESSION", counts)
+    agents: dict[int, Any] = {}
+    for session in sessions.values():
+        agents.update(_targets(session, "HAS_AGENT", counts))
+    holders = {user.id: user, **sessions, **agents}  # UNWIND then grouping by h: each vertex once
+    ids, degrees, sums = [], [], []
+    for holder_id, holder in holders.items():
+        edges = (*holder.out_edges, *holder.in_edges)
+        ids.append(holder_id)
+        degrees.append(len(edges))
+        sums.append(sum(edge.id for edge in edges))
+        counts.holders += 1
+        counts.edges += len(edges)
+    return {
+        "users": [VertexRef(i) for i in users],
+        "metas": [VertexRef(i) for i in metas],
+        "holders": ids,
+        "degrees": degrees,
+        "id_sums": sums,
+    }
+
+
+def _targets(vertex: Any, edge_type: str, counts: PreludeCounts) -> dict[int, Any]:
+    """The distinct targets of a vertex's out-edges of one type, in edge order (`collect(DISTINCT ...)`);
+    the expand reads every out-edge to filter by type."""
+    found: dict[int, Any] = {}
+    counts.edges += len(vertex.out_edges)
+    for edge in vertex.out_edges:
+        if edge.type == edge_type and not edge.deleted:
+            found.setdefault(edge.end.id, edge.end)
+    return found
