@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from memgraph_recall import __version__
 from memgraph_recall.client import BoltAddress, BoltBackend, RecallClient
@@ -25,6 +25,7 @@ from memgraph_recall.errors import (
     RecallTimeoutError,
 )
 from memgraph_recall.files import READ_ERRORS, unreadable
+from memgraph_recall.locate import install_hint
 from memgraph_recall.settings import (
     ConfigFile,
     ConfigPath,
@@ -32,6 +33,7 @@ from memgraph_recall.settings import (
     load_config,
     parse_assignment,
 )
+from memgraph_recall.table import table
 from memgraph_recall.timeouts import Timeouts, seconds
 
 DEFAULT_BOLT = "bolt://localhost:7687"
@@ -74,6 +76,13 @@ exit status:
 
 
 # -- argument parsing ----------------------------------------------------------------------------
+class Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line, like every other failure (argparse prints two)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def iso_date(text: str) -> date:
     try:
         return date.fromisoformat(text)
@@ -104,6 +113,13 @@ def seconds_flag(text: str) -> float:
             from exc
 
 
+def graph_flag(text: str) -> str:
+    """Kept as typed: a `Path` would turn `./sample` into `sample`, the bundled sample's name."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a graph file or `{SAMPLE}`, got {text!r}")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     base = argparse.ArgumentParser(add_help=False)
     base.add_argument("--config", type=Path, metavar="FILE",
@@ -119,17 +135,18 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--bolt", metavar="URL",
                        help="Memgraph with the recall module, bolt://[user:pass@]host:port "
                        f"(default {DEFAULT_BOLT})")
-    where.add_argument("--graph", type=Path, metavar="FILE",
-                       help="no server: run recall in the embedded runtime over an export_util.json file "
-                       "(`sample`: the bundled sample memory)")
+    where.add_argument("--graph", type=graph_flag, metavar="FILE",
+                       help="no server: run recall in the embedded runtime over an export_util.json file; "
+                       f"exactly `{SAMPLE}` is the bundled sample memory (a file of that name is "
+                       f"./{SAMPLE})")
     target.add_argument("--timeout", type=seconds_flag, metavar="SECONDS",
                         help="give up on a call after this long (default 60; [client] timeout)")
     target.add_argument("--connect-timeout", type=seconds_flag, metavar="SECONDS",
                         help="give up connecting to the server after this long (default 10; "
                         "[client] connect_timeout)")
 
-    parser = argparse.ArgumentParser(prog="memgraph-recall", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="memgraph-recall", description=DESCRIPTION, epilog=EPILOG,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -138,9 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
                                "packaged all-MiniLM-L6-v2 and print real recall.render output for a few "
                                "questions, asking some as two different users to show per-user scoping.")
     demo.add_argument("--locomo", type=Path, metavar="PATH",
-                      help="use a LoCoMo conversation file (e.g. conv-26.json) instead of the bundled sample")
-    demo.add_argument("--questions", type=positive_int, default=4, metavar="N",
-                      help="with --locomo: how many of its questions to ask (default 4)")
+                      help="use LoCoMo instead of the bundled sample: a conversation file (conv-26.json) or "
+                      "the benchmark's data/locomo10.json")
+    demo.add_argument("--conversation", metavar="NAME",
+                      help="with --locomo: which conversation of a file that holds several (default: "
+                      "the first)")
+    demo.add_argument("--questions", type=positive_int, metavar="N",
+                      help="how many questions to ask (default: the sample's own, or 4 from LoCoMo)")
 
     ask = commands.add_parser("ask", parents=[common, target], help="recall for one user and question",
                               description="Print what recall.render gives an LLM for USER and QUESTION.")
@@ -262,23 +283,71 @@ def bolt_address(args: argparse.Namespace, config: ConfigFile) -> BoltAddress:
 
 
 def uses_sample(args: argparse.Namespace) -> bool:
-    """`--graph sample` means the bundled sample memory (a file of that name is `./sample`)."""
-    return str(getattr(args, "graph", None)) == SAMPLE
+    """`--graph sample`, exactly as typed, is the bundled sample (a file of that name is `./sample`)."""
+    return getattr(args, "graph", None) == SAMPLE
 
 
-def open_client(args: argparse.Namespace) -> RecallClient:
+def graph_path(args: argparse.Namespace) -> Path | None:
+    """The graph file of `--graph`, or None for a server or the bundled sample."""
+    graph = getattr(args, "graph", None)
+    return None if graph is None or graph == SAMPLE else Path(graph)
+
+
+def check_first(args: argparse.Namespace, procedure: str, config: dict[str, Any],
+                question: str | None = None) -> None:
+    """With `--graph`, refuse a bad question, config or graph path before anything loads.
+
+    The recall module would refuse them too, but only after the runtime has loaded the graph (and the
+    bundled sample has been embedded, which takes seconds). A server applies its own ceilings instead.
+    """
+    if getattr(args, "graph", None) is None:
+        return
+    try:
+        from memgraph_recall import precheck
+
+        if question is not None:
+            precheck.check_question(question)
+        precheck.check_config(config, procedure)
+    except ImportError:
+        pass  # no [embedded] extra: opening the runtime says what to install
+    path = graph_path(args)
+    if path is not None and not path.exists():
+        raise ValueError(f"--graph: no such file {args.graph}")  # as typed: ./sample, not sample
+
+
+def open_client(args: argparse.Namespace, embed_sample: bool = True) -> RecallClient:
+    """The backend the flags name; the bundled sample comes embedded unless `embed_sample` is False."""
     config = config_file(args)
     limits = timeouts(args, config)
+    path = graph_path(args)
+    if getattr(args, "graph", None) is not None:
+        # The model's "Loading weights" bar says less than `note` does, and breaks the one-line stderr
+        # of a failure; HF_HUB_DISABLE_PROGRESS_BARS=0 brings it back.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if uses_sample(args):
         from memgraph_recall.datasets import sample
 
+        if Path(SAMPLE).exists():
+            print(f"memgraph-recall: note: --graph {SAMPLE} is the bundled sample, not the file {SAMPLE} "
+                  f"here (that is --graph ./{SAMPLE})", file=sys.stderr, flush=True)
+        note("loading the bundled sample memory into the embedded runtime")
         client = RecallClient.embedded(sample.elements(), timeout=limits.call)
-        client.embed()  # the sample ships without vectors
+        client.backend.description = "embedded runtime over the bundled sample"
+        if embed_sample:  # the sample ships without vectors
+            note("embedding it; the embedding model loads first, which takes several seconds")
+            client.embed()
         return client
-    if getattr(args, "graph", None) is not None:
-        with graph_file("--graph", args.graph):
-            return RecallClient.embedded(args.graph, timeout=limits.call)
+    if path is not None:
+        note(f"loading {path} into the embedded runtime")
+        with graph_file("--graph", path):
+            return RecallClient.embedded(args.graph, timeout=limits.call)  # named as typed
     return RecallClient(BoltBackend(bolt_address(args, config), timeouts=limits))
+
+
+def note(text: str) -> None:
+    """What a slow step is doing, on stderr when a person watches it (never in piped output or logs)."""
+    if sys.stderr.isatty():
+        print(f"memgraph-recall: {text}...", file=sys.stderr, flush=True)
 
 
 @contextmanager
@@ -304,17 +373,6 @@ def require_server(args: argparse.Namespace, command: str) -> None:
         raise ValueError(f"{command}: needs a server (--bolt URL), not --graph")
 
 
-def table(rows: list[dict]) -> str:
-    """Rows as aligned text columns (None shown as blank), headed by the first row's keys."""
-    if not rows:
-        return "(no rows)"
-    keys = list(rows[0])
-    cells = [keys] + [["" if row.get(k) is None else str(row.get(k)) for k in keys] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(keys))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-                     for line in cells)
-
-
 def out(text: str = "") -> None:
     print(text, flush=True)
 
@@ -323,12 +381,18 @@ def out(text: str = "") -> None:
 def cmd_demo(args: argparse.Namespace) -> None:
     from memgraph_recall.demo import run_demo
 
-    run_demo(recall_config(args), locomo=args.locomo, questions=args.questions, write=out)
+    if args.conversation and args.locomo is None:
+        raise ValueError("--conversation: only with --locomo FILE, whose conversations it picks from")
+    run_demo(recall_config(args), locomo=args.locomo, questions=args.questions,
+             conversation=args.conversation, write=out)
 
 
 def cmd_ask(args: argparse.Namespace) -> None:
     config = recall_config(args)
+    check_first(args, "lanes" if args.hits else "render", config, args.question)
     with open_client(args) as client:
+        if graph_path(args) is not None:
+            note("recalling; the first question loads the embedding model, which takes several seconds")
         if args.hits:
             hits = client.lanes(args.user, args.question, config)
             if args.json:
@@ -337,28 +401,38 @@ def cmd_ask(args: argparse.Namespace) -> None:
             else:
                 for h in hits:
                     out(f"{h.lane:<10} #{h.rank:<3} {h.score:8.4f}  {h.key}: {h.text}")
+                if not hits:
+                    out("(no hits)")
             return
         recalled = client.render(args.user, args.question, args.today, config)
+        if recalled.user_found is False:
+            raise ValueError(f"--user: no user {args.user!r} in {client.backend.description} (user ids "
+                             "are exact; `memgraph-recall status --user ID` checks one)")
         if args.json:
             out(json.dumps({"text": recalled.text, "recalled": recalled.to_json()}, indent=2,
                            ensure_ascii=False))
         else:
-            out(recalled.text or f"(user {args.user!r} not found: empty memory)")
+            out(recalled.text)
 
 
 def cmd_embed(args: argparse.Namespace) -> None:
     config = recall_config(args)
-    with open_client(args) as client:
+    check_first(args, "embed", config)
+    with open_client(args, embed_sample=False) as client:
         done = client.embed(args.user, config, progress=True)
         out(f"embedded {done.messages} messages, {done.entities} entities, {done.edges} facts, "
             f"{done.memories} memories with {done.model}; {done.remaining} remaining")
-        if args.graph is not None:
-            target = args.output or args.graph
+        target = args.output or graph_path(args)
+        if target is not None:
             out(f"saved {client.save_graph(target)}")
+        elif uses_sample(args):
+            out(f"not saved: the bundled sample is no file (--output FILE writes it, and --graph {SAMPLE} "
+                "embeds it on every load anyway)")
 
 
 def cmd_status(args: argparse.Namespace) -> None:
     config = recall_config(args)
+    check_first(args, "status", config)
     with open_client(args) as client:
         out(f"backend: {client.backend.description}")
         procedures = client.procedures()
@@ -402,11 +476,24 @@ def cmd_mcp(args: argparse.Namespace) -> None:
         from memgraph_recall.integrations import mcp_server
     except ImportError as exc:
         raise ValueError(f"mcp: needs the [mcp] extra ({exc.name} is not installed): "
-                         "pip install 'memgraph-recall[mcp]'") from exc
+                         f"{install_hint('mcp')}") from exc
 
     config = config_file(args)
     settings = config.mcp
     today = args.today or settings.get("today")
+    listen = args.http or settings.get("http")
+    user = args.user or settings.get("user")
+    if listen is None and not user:
+        raise ValueError("mcp: --user (or [mcp] user) is required on stdio: the user is fixed by the "
+                         "server, never chosen by the model")
+    if listen is not None and args.user:
+        raise ValueError("--user: not used with --http; there each request's bearer token names its user")
+    tokens = args.tokens or settings.get("tokens")
+    if listen is not None and not tokens:
+        raise ValueError("--http: needs --tokens FILE (or [mcp] tokens), the token file that maps each "
+                         "bearer token to its user")
+    recall = recall_config(args)
+    check_first(args, "render", recall)
     # A graph file is read now and a server's address checked now (it is reached by the first call);
     # the bundled sample is embedded on first use, so the server answers the handshake at once.
     client = None if uses_sample(args) else open_client(args)
@@ -414,26 +501,19 @@ def cmd_mcp(args: argparse.Namespace) -> None:
     def opener() -> RecallClient:
         return client if client is not None else open_client(args)
 
-    service = mcp_server.RecallService(opener, timeouts(args, config), recall_config(args), today,
-                                       bolt=getattr(args, "graph", None) is None)
-    listen = args.http or settings.get("http")
-    user = args.user or settings.get("user")
+    bolt = getattr(args, "graph", None) is None
+    service = mcp_server.RecallService(opener, timeouts(args, config), recall, today, bolt=bolt)
     if listen is None:
-        if not user:
-            raise ValueError("mcp: --user (or [mcp] user) is required on stdio: the user is fixed by the "
-                             "server, never chosen by the model")
         mcp_server.serve_stdio(service, user)
         return
-    if args.user:
-        raise ValueError("--user: not used with --http; there each request's bearer token names its user")
-    tokens = args.tokens or settings.get("tokens")
-    if not tokens:
-        raise ValueError("--http: needs --tokens FILE (or [mcp] tokens), the token file that maps each "
-                         "bearer token to its user")
     host, port = mcp_server.parse_listen(listen)
-    mcp_server.serve_http(service, mcp_server.HttpOptions(
+    options = mcp_server.HttpOptions(
         host, port, Path(tokens), tuple(args.allowed_hosts or settings.get("allowed_hosts", ())),
-        tuple(args.allowed_origins or settings.get("allowed_origins", ()))))
+        tuple(args.allowed_origins or settings.get("allowed_origins", ())))
+    app = mcp_server.http_app(service, options)  # refuses a bad token file or unchecked Host values
+    if bolt:
+        service.check_server()  # a long-running server that cannot reach Memgraph should not start
+    mcp_server.serve_http(service, app, options)
 
 
 COMMANDS = {"demo": cmd_demo, "ask": cmd_ask, "embed": cmd_embed, "status": cmd_status, "setup": cmd_setup,

@@ -7,6 +7,7 @@ every call by the same `timeout` setting (`memgraph_recall.timeouts`).
 """
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
@@ -55,7 +56,7 @@ class EmbeddedBackend:
 
     def __init__(self, graph: "str | Path | Sequence[dict] | None" = None,
                  modules_dir: str | Path | None = None, timeouts: Timeouts | None = None) -> None:
-        from memgraph_recall.locate import query_modules_dir, use_packaged_model_by_default
+        from memgraph_recall.locate import install_hint, query_modules_dir, use_packaged_model_by_default
 
         use_packaged_model_by_default()
         from memgraph_recall.embedded import Runtime
@@ -65,8 +66,8 @@ class EmbeddedBackend:
         error = self.runtime.load_errors.get("recall")
         if error:
             last = error.strip().splitlines()[-1] if error.strip() else "unknown error"
-            hint = (" (install the embedded extra: pip install 'memgraph-recall[embedded]')"
-                    if "ModuleNotFoundError" in last else "")
+            missing = "ModuleNotFoundError" in last
+            hint = f" (install the embedded extra: {install_hint('embedded')})" if missing else ""
             raise RecallNotLoaded(f"the recall module failed to import in the embedded runtime: {last}{hint}")
         self.description = "embedded runtime"
         if isinstance(graph, (str, Path)):
@@ -79,10 +80,14 @@ class EmbeddedBackend:
         from memgraph_recall.embedded import QueryError
 
         try:
-            return self.runtime.call(procedure, *(arguments[name] for name in _ARG_ORDER[procedure]),
+            rows = self.runtime.call(procedure, *(arguments[name] for name in _ARG_ORDER[procedure]),
                                      timeout=self.timeouts.call)
         except QueryError as exc:
             raise from_server_message(procedure, str(exc)) from exc
+        if procedure == "recall.render" and _nothing_recalled(rows) and not self.runtime.store.find_vertices(
+                "User", "user_id", arguments["user"]):
+            return []  # what the node form answers for an unknown user (a scan, so only when nothing came)
+        return rows
 
     def procedures(self) -> list[str]:
         names = (row["name"] if isinstance(row, dict) else str(row) for row in self.runtime.procedures())
@@ -137,8 +142,9 @@ class RecallClient:
         """`recall.render`: the rows an LLM answers from, as text and as typed rows."""
         rows = self._call("recall.render", user=_user(user), q=question, today=today,
                           config=_config(config, options))
-        if not rows:  # only the node form returns no row: the user does not exist
-            return Recalled.from_row({"text": "", "recalled": {"question": question}})
+        if not rows:  # the node form (and the embedded runtime) return no row: the user does not exist
+            nobody = Recalled.from_row({"text": "", "recalled": {"question": question}})
+            return replace(nobody, user_found=False)
         return Recalled.from_row(rows[0])
 
     def lanes(self, user: str, question: str, config: Mapping | None = None, **options: Any) -> list[LaneHit]:
@@ -234,6 +240,11 @@ class RecallClient:
 
     def _call(self, procedure: str, **arguments: Any) -> list[dict]:
         return self.backend.call(procedure, arguments)
+
+
+def _nothing_recalled(rows: list[dict]) -> bool:
+    recalled = (rows[0].get("recalled") or {}) if rows else {}
+    return not any(recalled.get(kind) for kind in ("turns", "facts", "memories"))
 
 
 def _user(user: Any) -> str:

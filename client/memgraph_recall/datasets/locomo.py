@@ -22,7 +22,7 @@ Both the per-conversation files (`conv-26.json`) and the combined `locomo10.json
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -247,12 +247,15 @@ def _add_conversation(graph: MemoryGraph, name: str, conv: dict, data: LocomoDat
             evidence=evidence, today=today))
 
 
-def build_graph(paths: Sequence[Path] | Iterable[Path]) -> LocomoData:
-    """All conversations of `paths` in ONE graph (ids prefixed by conversation), with their questions."""
+def build_graph(paths: Sequence[Path] | Iterable[Path], only: Collection[str] | None = None) -> LocomoData:
+    """All conversations of `paths` (or those named in `only`) in ONE graph (ids prefixed by
+    conversation), with their questions."""
     graph = MemoryGraph()
     data = LocomoData(elements=[], questions=[], users=[])
     for path in paths:
         for name, conv in read_conversations(Path(path)):
+            if only is not None and name not in only:
+                continue
             if name in data.users:
                 raise ValueError(f"conversation {name} given twice (from {path})")
             _add_conversation(graph, name, conv, data)
