@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 from memgraph_recall.cli import build_parser, main, open_client
 from memgraph_recall.client import RecallClient
+from public_data import locomo_conversation
 
-ROOT = Path(__file__).resolve().parents[2]
-LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "conv-30.json"
 TRIP = "When is my trip to Lisbon and who am I going with?"
 
 
@@ -110,12 +109,23 @@ def test_embed_writes_vectors_into_the_graph_file(tmp_path, capsys, sample_clien
     assert vectors and all(e["properties"]["action_id"].startswith("priya-") for e in vectors)
 
 
-@pytest.mark.skipif(not LOCOMO.is_file(), reason=f"LoCoMo data not found at {LOCOMO}")
-def test_demo_over_a_locomo_file(sample_client, capsys):
-    assert main(["demo", "--locomo", str(LOCOMO), "--questions", "1", "--set", "limit=2000"]) == 0
+def test_demo_over_one_conversation_of_a_locomo10_list(sample_client, tmp_path, capsys):
+    """As a newcomer runs it, on the benchmark's own file: a list of conversations, one of them asked."""
+    conv = locomo_conversation("conv-30")
+    split = {"conversation": {k: v for k, v in conv.items() if not k.endswith("_observation") and k != "qa"},
+             "observation": {k: v for k, v in conv.items() if k.endswith("_observation")}, "qa": conv["qa"]}
+    other = {"conversation": {"speaker_a": "A", "speaker_b": "B"}, "observation": {}, "qa": []}
+    listed = tmp_path / "locomo10.json"
+    listed.write_text(json.dumps([{"sample_id": "conv-x", **other}, {"sample_id": "conv-30", **split}]))
+    argv = ["demo", "--locomo", str(listed), "--conversation", "conv-30", "--questions", "1"]
+    assert main([*argv, "--set", "limit=2000"]) == 0
     output = capsys.readouterr().out
+    assert f"Loading conversation conv-30 of {listed} (1 of 2)" in output
+    assert "Asking 1 questions as conv-30." in output
     assert "=== conv-30 asks: " in output and "TURN [session conv-30" in output
     assert "LoCoMo's reference answer:" in output
+    assert main(["demo", "--locomo", str(listed), "--conversation", "conv-31"]) == 2
+    assert "--conversation: " in capsys.readouterr().err
 
 
 def test_server_comes_from_the_flag_then_the_config_file_then_the_default(tmp_path):

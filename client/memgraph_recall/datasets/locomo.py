@@ -153,6 +153,18 @@ def read_conversations(path: Path) -> list[tuple[str, dict]]:
     raise ValueError(f"{path}: expected a LoCoMo conversation object or a list of samples")
 
 
+def find_conversation(folder: Path, name: str) -> dict | None:
+    """Conversation `name` (e.g. `conv-26`) as `read_conversations` gives it: from `<name>.json`, else
+    from a file of `folder` that lists it (the benchmark's `locomo10.json`); None when none has it."""
+    own = folder / f"{name}.json"
+    paths = [own] if own.is_file() else sorted(folder.glob("*.json")) if folder.is_dir() else []
+    for path in paths:
+        for found, conv in read_conversations(path):
+            if found == name:
+                return conv
+    return None
+
+
 def _sessions(conv: dict) -> list[tuple[int, list[dict], datetime]]:
     """Non-empty sessions in number order, each with its parsed start time."""
     out = []
