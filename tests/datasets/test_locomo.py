@@ -2,6 +2,8 @@
 
 import json
 import re
+import subprocess
+import sys
 from collections import defaultdict
 from datetime import date, datetime
 from pathlib import Path
@@ -12,6 +14,7 @@ from memgraph_recall.datasets.locomo import (
     build_graph,
     find_conversation,
     parse_session_time,
+    read_conversations,
     relation_descriptions,
     relation_type,
 )
@@ -250,3 +253,12 @@ def test_a_conversation_is_found_in_its_own_file_or_in_locomo10_json(tmp_path):
     assert find_conversation(tmp_path / "none", "conv-1") is None
     only = build_graph([listed / "locomo10.json"], only={"conv-2"})
     assert only.users == ["conv-2"] and [q.question for q in only.questions] == ["What did Ann adopt?"]
+
+
+def test_locomo10_json_splits_into_one_file_per_conversation(tmp_path):
+    listed = tmp_path / "locomo10.json"
+    listed.write_text(json.dumps([as_sample(n, tiny(n)) for n in ("conv-1", "conv-2")]))
+    done = subprocess.run([sys.executable, "-m", "memgraph_recall.datasets.locomo", str(listed),
+                           str(tmp_path / "split")], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == [str(tmp_path / "split" / f"{n}.json") for n in ("conv-1", "conv-2")]
+    assert read_conversations(tmp_path / "split" / "conv-2.json") == [("conv-2", tiny("conv-2"))]

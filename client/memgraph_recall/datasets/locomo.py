@@ -17,11 +17,14 @@ Mapping (one conversation = one User):
 - Evidence ids are repaired when the intent is unambiguous (`D8:6; D9:17`, `D:11:26`) and dropped
   when they name no turn of the conversation; both are counted in `LocomoData.evidence_issues`.
 
-Both the per-conversation files (`conv-26.json`) and the combined `locomo10.json` list are accepted.
+Both the per-conversation files (`conv-26.json`) and the combined `locomo10.json` list are accepted;
+`python -m memgraph_recall.datasets.locomo locomo10.json FOLDER` writes the list as one file per
+conversation (what `scripts/eval_locomo.py --conversations` takes to choose conversations).
 """
 
 import json
 import re
+import sys
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -273,3 +276,21 @@ def build_graph(paths: Sequence[Path] | Iterable[Path], only: Collection[str] | 
             _add_conversation(graph, name, conv, data)
     data.elements = graph.elements()
     return data
+
+
+def split_conversations(path: Path, folder: Path) -> list[Path]:
+    """Write each conversation of `path` to `<folder>/<name>.json` in the per-conversation form."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, conv in read_conversations(path):
+        target = folder / f"{name}.json"
+        target.write_text(json.dumps(conv, ensure_ascii=False), encoding="utf-8")
+        written.append(target)
+    return written
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: python -m memgraph_recall.datasets.locomo LOCOMO10_JSON FOLDER")
+    for written in split_conversations(Path(sys.argv[1]), Path(sys.argv[2])):
+        print(written)
