@@ -122,3 +122,10 @@ def test_embed_loop_stops_with_an_error_when_remaining_does_not_fall(monkeypatch
     with pytest.raises(RecallProcedureError, match="made no progress: 40 units remained after a call that "
                                                    "started with 40"):
         client.embed()
+
+
+def test_turns_budget_is_the_turn_rows_shown_while_turns_k_is_one_lanes_width(sample_client):
+    """What the README's examples use: `turns_budget=4` shows 4 TURN rows; `turns_k=4` alone still
+    shows the turn lanes' widths together (4 + 8 + 8), i.e. every turn of this small memory."""
+    assert len(sample_client.render("maya", TRIP, turns_budget=4).turns) == 4
+    assert len(sample_client.render("maya", TRIP, turns_k=4).turns) > 4
