@@ -94,6 +94,9 @@ def check_first(args: argparse.Namespace, procedure: str, config: dict[str, Any]
     """
     if getattr(args, "graph", None) is None:
         return
+    path = graph_path(args)
+    if path is not None and not path.exists():
+        raise ValueError(f"--graph: no such file {args.graph}")  # as typed: ./sample, not sample
     try:
         from memgraph_recall import precheck
 
@@ -102,9 +105,6 @@ def check_first(args: argparse.Namespace, procedure: str, config: dict[str, Any]
         precheck.check_config(config, procedure)
     except ImportError:
         pass  # no [embedded] extra: opening the runtime says what to install
-    path = graph_path(args)
-    if path is not None and not path.exists():
-        raise ValueError(f"--graph: no such file {args.graph}")  # as typed: ./sample, not sample
 
 
 def open_client(args: argparse.Namespace, embed_sample: bool = True) -> RecallClient:
