@@ -19,6 +19,7 @@ def minilm_folder() -> Path:
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"  # as the CLI sets it: no "Loading weights" bar on stderr
 os.environ["RECALL_MODELS"] = json.dumps({MINILM: str(minilm_folder())})
 os.environ["RECALL_DEFAULT_MODEL"] = MINILM
 

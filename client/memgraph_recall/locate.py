@@ -2,7 +2,8 @@
 
 An installed wheel carries `query_modules/` inside the package (`memgraph_recall/query_modules`); an
 editable install runs from the checkout, where the folder sits at the repository root. One function
-answers both, so the client, the CLI and the tests never hard-code a path.
+answers both, so the client, the CLI and the tests never hard-code a path. memgraph-recall is installed
+from its checkout, not from a package registry, so the hint for a missing extra names the checkout.
 """
 
 import json
@@ -16,6 +17,26 @@ PACKAGED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
+#: Extras that bring numpy and sentence-transformers: torch must be installed first (see README).
+TORCH_EXTRAS = ("embedded", "dev")
+
+
+def checkout_root() -> Path | None:
+    """The memgraph-recall checkout the package runs from (editable install), else None (a wheel)."""
+    root = _PACKAGE_DIR.parents[1]
+    return root if (root / "pyproject.toml").is_file() and (root / "query_modules").is_dir() else None
+
+
+def install_hint(extra: str) -> str:
+    """The pip line that adds `extra`, from this checkout when the package runs from one."""
+    root = checkout_root()
+    if root is not None:
+        line = f"pip install -e '{root}[{extra}]'"
+    else:
+        line = f"pip install '.[{extra}]' in the memgraph-recall checkout"
+    return f"pip install torch==2.13.0, then {line}" if extra in TORCH_EXTRAS else line
+
+
 def query_modules_dir() -> Path:
     """The folder holding `recall.py` and `recall_lib/`: the wheel's copy first, else the checkout's."""
     for candidate in (_PACKAGE_DIR / "query_modules", _PACKAGE_DIR.parents[1] / "query_modules"):
@@ -23,7 +44,7 @@ def query_modules_dir() -> Path:
             return candidate
     raise FileNotFoundError(
         f"query_modules/ not found beside {_PACKAGE_DIR} nor in the checkout {_PACKAGE_DIR.parents[1]}: "
-        "reinstall memgraph-recall (pip install 'memgraph-recall[embedded]')"
+        f"reinstall memgraph-recall ({install_hint('embedded')})"
     )
 
 

@@ -81,6 +81,8 @@ class Recalled:
     memories: tuple[Memory, ...]
     vector_lanes_off: Any
     raw: dict = field(default_factory=dict, repr=False, compare=False)
+    user_found: bool | None = None
+    """False when the backend said the user does not exist (no row), None when it did not say."""
 
     @classmethod
     def from_row(cls, row: dict) -> "Recalled":

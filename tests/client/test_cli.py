@@ -1,13 +1,14 @@
 """`memgraph-recall` through `main([...])`: real output, JSON, config files and flags, bad input."""
 
+import copy
 import json
 from pathlib import Path
 
 import pytest
 from memgraph_recall.cli import build_parser, main, open_client
+from memgraph_recall.client import RecallClient
+from public_data import locomo_conversation
 
-ROOT = Path(__file__).resolve().parents[2]
-LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "conv-30.json"
 TRIP = "When is my trip to Lisbon and who am I going with?"
 
 
@@ -108,12 +109,23 @@ def test_embed_writes_vectors_into_the_graph_file(tmp_path, capsys, sample_clien
     assert vectors and all(e["properties"]["action_id"].startswith("priya-") for e in vectors)
 
 
-@pytest.mark.skipif(not LOCOMO.is_file(), reason=f"LoCoMo data not found at {LOCOMO}")
-def test_demo_over_a_locomo_file(sample_client, capsys):
-    assert main(["demo", "--locomo", str(LOCOMO), "--questions", "1", "--set", "limit=2000"]) == 0
+def test_demo_over_one_conversation_of_a_locomo10_list(sample_client, tmp_path, capsys):
+    """As a newcomer runs it, on the benchmark's own file: a list of conversations, one of them asked."""
+    conv = locomo_conversation("conv-30")
+    split = {"conversation": {k: v for k, v in conv.items() if not k.endswith("_observation") and k != "qa"},
+             "observation": {k: v for k, v in conv.items() if k.endswith("_observation")}, "qa": conv["qa"]}
+    other = {"conversation": {"speaker_a": "A", "speaker_b": "B"}, "observation": {}, "qa": []}
+    listed = tmp_path / "locomo10.json"
+    listed.write_text(json.dumps([{"sample_id": "conv-x", **other}, {"sample_id": "conv-30", **split}]))
+    argv = ["demo", "--locomo", str(listed), "--conversation", "conv-30", "--questions", "1"]
+    assert main([*argv, "--set", "limit=2000"]) == 0
     output = capsys.readouterr().out
+    assert f"Loading conversation conv-30 of {listed} (1 of 2)" in output
+    assert "Asking 1 questions as conv-30." in output
     assert "=== conv-30 asks: " in output and "TURN [session conv-30" in output
     assert "LoCoMo's reference answer:" in output
+    assert main(["demo", "--locomo", str(listed), "--conversation", "conv-31"]) == 2
+    assert "--conversation: " in capsys.readouterr().err
 
 
 def test_server_comes_from_the_flag_then_the_config_file_then_the_default(tmp_path):
@@ -128,3 +140,64 @@ def test_server_comes_from_the_flag_then_the_config_file_then_the_default(tmp_pa
         "db.internal", 7688)
     assert address("--config", str(config), "--bolt", "bolt://other:7000").port == 7000
     assert (address().host, address().port) == ("localhost", 7687)
+
+
+def zoe_graph(path: Path) -> Path:
+    """A one-message graph of user zoe, which the bundled sample does not have."""
+    from memgraph_recall.datasets.memory_graph import MemoryGraph
+
+    graph = MemoryGraph()
+    session = graph.session(graph.user("zoe"), "zoe-s1")
+    graph.message(session, "zoe-1", "My own graph file is about kayaks.", "2024-01-01T10:00:00Z")
+    path.write_text(json.dumps(graph.elements()))
+    return path
+
+
+def test_graph_dot_slash_sample_reads_the_file_and_bare_sample_says_it_is_not(tmp_path, monkeypatch, capsys,
+                                                                               sample_client):
+    monkeypatch.chdir(tmp_path)
+    zoe_graph(tmp_path / "sample")
+    assert main(["ask", "--graph", "./sample", "--user", "zoe", "kayaks", "--lanes", "text"]) == 0
+    assert "TURN [session zoe-s1" in capsys.readouterr().out
+
+    shared = RecallClient(copy.copy(sample_client.backend))  # the embedded sample, without embedding again
+    monkeypatch.setattr("memgraph_recall.cli.RecallClient.embedded", lambda *a, **k: shared)
+    assert main(["ask", "--graph", "sample", "--user", "maya", TRIP]) == 0
+    captured = capsys.readouterr()
+    assert "TURN [session maya-s" in captured.out
+    assert "--graph sample is the bundled sample, not the file sample here (that is --graph ./sample)" in \
+        captured.err
+
+
+def test_on_a_terminal_the_slow_steps_say_what_they_are_doing(sample_graph_file, monkeypatch, capsys):
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    assert main(["ask", "--graph", str(sample_graph_file), "--user", "maya", TRIP]) == 0
+    err = capsys.readouterr().err
+    assert f"memgraph-recall: loading {sample_graph_file} into the embedded runtime..." in err
+    assert "memgraph-recall: recalling; the first question loads the embedding model" in err
+
+    monkeypatch.setattr("sys.stderr.isatty", lambda: False)  # piped or logged: nothing but results
+    assert main(["ask", "--graph", str(sample_graph_file), "--user", "maya", TRIP]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_demo_questions_applies_to_the_bundled_sample(sample_client, monkeypatch):
+    monkeypatch.setattr("memgraph_recall.demo.RecallClient.embedded", lambda elements: sample_client)
+    lines: list[str] = []
+    monkeypatch.setattr("memgraph_recall.cli.out", lambda text="": lines.append(text))
+    assert main(["demo", "--questions", "1"]) == 0
+    assert "Asking 1 questions as maya." in lines and sum(line.startswith("=== ") for line in lines) == 1
+    with pytest.raises(SystemExit):
+        main(["demo", "--questions", "0"])
+    assert main(["demo", "--conversation", "conv-26"]) == 2  # picks within --locomo only
+
+
+def test_embed_of_the_bundled_sample_reports_what_it_embedded_and_saves_only_to_output(tmp_path, monkeypatch,
+                                                                                       capsys, sample_client):
+    monkeypatch.chdir(tmp_path)
+    assert main(["embed", "--graph", "sample", "--user", "priya"]) == 0
+    out = capsys.readouterr().out
+    assert "embedded 9 messages" in out and "not saved: the bundled sample is no file" in out
+    assert list(tmp_path.iterdir()) == []  # no file named `sample` appeared
+    assert main(["embed", "--graph", "sample", "--user", "priya", "--output", "out.json"]) == 0
+    assert "saved out.json" in capsys.readouterr().out and (tmp_path / "out.json").is_file()

@@ -1,6 +1,9 @@
 """The CLI against a broken world: one line on stderr naming what failed, and an exit status per kind."""
 
 import json
+import subprocess
+import sys
+import time
 
 import pytest
 from fake_bolt import Failure, FakeBolt, Silence
@@ -158,3 +161,91 @@ def test_bad_timeout_flags_are_usage_errors(capsys):
             main(["status", "--timeout", value])
         assert exit_info.value.code == EXIT_USAGE
         assert "--timeout: expected seconds greater than 0" in capsys.readouterr().err
+
+
+# -- bad input is refused before anything loads ------------------------------------------------------
+def test_a_usage_error_is_one_line_naming_the_argument(capsys):
+    for argv, words in ((["ask", "--graph", "sample", QUESTION], ("required: --user",)),
+                        (["ask", "--user", "maya", QUESTION, "--today", "20/05/2024"],
+                         ("argument --today: expected an ISO date YYYY-MM-DD, got '20/05/2024'",)),
+                        (["frobnicate"], ("argument COMMAND: invalid choice: 'frobnicate'",))):
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        assert exit_info.value.code == EXIT_USAGE
+        err = capsys.readouterr().err
+        assert_one_line(err, *words, "(see memgraph-recall")
+
+
+def bad_graph_inputs(tmp_path):
+    """(argv, what the one line names) for each kind of bad input `ask --graph` can get."""
+    config = tmp_path / "bad.toml"
+    config.write_text('[recall]\nturns_k = "many"\n')
+    ask = ["ask", "--graph", "sample", "--user", "maya"]
+    return [
+        ([*ask, "   "], "question: expected the question to recall memory for"),
+        ([*ask, "x" * 10_000], "question: expected at most 4000 characters (RECALL_MAX_QUESTION_CHARS), "
+                               "got 10000"),
+        ([*ask, QUESTION, "--set", "turns_kk=3"], "unknown config key 'turns_kk' (did you mean 'turns_k'?)"),
+        ([*ask, QUESTION, "--set", "turns_k=999"], "config['turns_k'] is 999, above this server's ceiling"),
+        ([*ask, QUESTION, "--set", "since=someday"], "config['since'] must be a date"),
+        ([*ask, QUESTION, "--config", str(config)], "config['turns_k'] must be an integer >= 0, got 'many'"),
+        ([*ask, QUESTION, "--config", str(tmp_path / "none.toml")], "none.toml (--config): no such file"),
+        (["ask", "--graph", "./sample", "--user", "maya", QUESTION], "--graph: no such file ./sample"),
+        (["ask", "--graph", str(tmp_path / "none.json"), "--user", "maya", QUESTION], "no such file"),
+        (["ask", "--graph", "sample", "--user", "maya", QUESTION, "--hits", "--set", "explain=true",
+          "--set", "fusion_k=0"], "config['fusion_k'] must be an integer from 1 to 1000"),
+        (["embed", "--graph", "sample", "--set", "batch_size=65"], "config['batch_size'] must be an integer"),
+        (["status", "--graph", "sample", "--set", "user=''"], "config['user'] must be a non-empty string"),
+        (["mcp", "--graph", "sample", "--user", "maya", "--set", "lanes=['dreams']"], "unknown: 'dreams'"),
+    ]
+
+
+def test_bad_input_with_a_graph_is_refused_before_the_runtime_loads(tmp_path, capsys, monkeypatch):
+    def loaded(*args, **kwargs):
+        raise AssertionError("the embedded runtime was opened before the input was checked")
+
+    monkeypatch.setattr(cli.RecallClient, "embedded", loaded)
+    monkeypatch.chdir(tmp_path)
+    for argv, words in bad_graph_inputs(tmp_path):
+        code, err = run(capsys, *argv)
+        assert code == EXIT_USAGE, (argv, err)
+        assert_one_line(err, words)
+
+
+def test_the_refusal_takes_well_under_a_second_of_a_fresh_process(tmp_path):
+    """The same refusals as a user meets them: a new process, its imports included (the sample's
+    embedding, which they used to wait for, takes 8-16 s)."""
+    slowest = 0.0
+    for argv, words in bad_graph_inputs(tmp_path)[:6]:
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "memgraph_recall.cli", *argv], capture_output=True,
+                              text=True, timeout=60, cwd=tmp_path)
+        slowest = max(slowest, time.perf_counter() - started)
+        assert done.returncode == EXIT_USAGE and words in done.stderr, done.stderr
+    assert slowest < 3, f"slowest refusal took {slowest:.2f} s"  # about 0.3 s here; slack for a busy CI
+
+
+def test_an_unknown_user_is_said_where_the_user_looks(sample_graph_file, capsys):
+    code, err = run(capsys, "ask", "--graph", str(sample_graph_file), "--user", "Maya", QUESTION)
+    assert code == EXIT_USAGE
+    assert_one_line(err, "--user: no user 'Maya' in embedded runtime over", "user ids are exact")
+    assert capsys.readouterr().out == ""
+
+
+def test_an_http_mcp_server_over_bolt_checks_memgraph_answers_before_serving(token_file, capsys):
+    http = ["mcp", "--http", "127.0.0.1:8765", "--tokens", str(token_file)]
+    with FakeBolt(handshake=False) as silent:
+        code, err = run(capsys, *http, "--bolt", silent.url, "--connect-timeout", "0.5")
+    assert code == EXIT_CONNECTION
+    assert_one_line(err, f"cannot reach Memgraph at 127.0.0.1:{silent.port}")
+    with FakeBolt() as bare:  # Bolt answers, but no recall.* procedure is registered
+        code, err = run(capsys, *http, "--bolt", bare.url)
+    assert code == EXIT_SERVER
+    assert_one_line(err, "RecallNotLoaded: no recall.* procedures on Memgraph at", "memgraph-recall image")
+
+
+@pytest.fixture
+def token_file(tmp_path):
+    path = tmp_path / "tokens"
+    path.write_text(f"{'0' * 64} maya\n")
+    return path

@@ -48,9 +48,17 @@ def test_memories_and_json_are_plain_values(sample_client):
     json.dumps(recalled.to_json())  # no driver objects or temporals left
 
 
-def test_unknown_user_is_an_empty_memory(sample_client):
+def test_unknown_user_is_an_empty_memory_the_client_says_was_not_found(sample_client):
+    """As the node form answers: no row for a user_id no User has, so `user_found` is False."""
     recalled = sample_client.render("nobody", TRIP)
+    assert recalled.empty and recalled.text == "" and recalled.user_found is False
+    assert sample_client.render("Maya", TRIP).user_found is False  # user ids are exact
+
+
+def test_a_known_user_with_nothing_matching_keeps_the_modules_answer(sample_client):
+    recalled = sample_client.render("maya", "zzqxv", lanes=["text"])
     assert recalled.empty and "(nothing in memory matched)" in recalled.text
+    assert recalled.user_found is None  # the string form does not say; a row came back
 
 
 def test_lanes_are_typed_hits_pointing_at_graph_elements(sample_client):
@@ -114,3 +122,10 @@ def test_embed_loop_stops_with_an_error_when_remaining_does_not_fall(monkeypatch
     with pytest.raises(RecallProcedureError, match="made no progress: 40 units remained after a call that "
                                                    "started with 40"):
         client.embed()
+
+
+def test_turns_budget_is_the_turn_rows_shown_while_turns_k_is_one_lanes_width(sample_client):
+    """What the README's examples use: `turns_budget=4` shows 4 TURN rows; `turns_k=4` alone still
+    shows the turn lanes' widths together (4 + 8 + 8), i.e. every turn of this small memory."""
+    assert len(sample_client.render("maya", TRIP, turns_budget=4).turns) == 4
+    assert len(sample_client.render("maya", TRIP, turns_k=4).turns) > 4

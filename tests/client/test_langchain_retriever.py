@@ -15,7 +15,7 @@ TODAY = date(2024, 5, 20)
 TRIP = "When is my trip to Lisbon and who am I going with? Anything about food?"
 TOM_ONLY = "When did I finish the Rotterdam marathon, and how is my knee?"
 LANES = {"memories", "turns", "text", "entities", "entity_facts", "facts", "user_facts", "fact_turns"}
-PREFIX = {"turn": "TURN [", "fact": "FACT: ", "memory": "MEMORY ["}
+PREFIX = {"TURN": "TURN [", "FACT": "FACT: ", "MEMORY": "MEMORY ["}
 
 
 def plain_rows(client, user: str, question: str) -> list[str]:
@@ -33,8 +33,11 @@ def test_one_document_per_rendered_row_in_render_order(maya, sample_client):
     documents = maya.invoke(TRIP)
     assert documents and all(isinstance(document, Document) for document in documents)
     assert [document.page_content for document in documents] == plain_rows(sample_client, "maya", TRIP)
-    assert [document.metadata["position"] for document in documents] == list(range(len(documents)))
-    assert {document.metadata["kind"] for document in documents} == {"turn", "fact", "memory"}
+    # metadata reads as the rows do: the row's own kind word, and its place among the rows shown
+    assert [document.metadata["rank"] for document in documents] == list(range(1, len(documents) + 1))
+    assert [document.metadata["kind"] for document in documents] == [
+        document.page_content.split(" ", 1)[0].rstrip(":") for document in documents]
+    assert {document.metadata["kind"] for document in documents} == {"TURN", "FACT", "MEMORY"}
 
 
 def test_metadata_comes_from_the_recalled_rows(maya, sample_client):
@@ -46,23 +49,23 @@ def test_metadata_comes_from_the_recalled_rows(maya, sample_client):
         assert document.page_content.startswith(PREFIX[meta["kind"]])
         assert meta["user"] == "maya"
         assert set(meta["lanes"]) <= LANES
-        assert isinstance(meta["rank"], int) and meta["rank"] >= 1
+        assert isinstance(meta["kind_rank"], int) and meta["kind_rank"] >= 1
         assert isinstance(meta["score"], float)
-        if meta["kind"] == "turn":
+        if meta["kind"] == "TURN":
             item = next(turns)
-            # A turn's rank and score are its place in the fused ranking; a lane found it, or a
+            # A turn's kind rank and score are its place in the fused ranking; a lane found it, or a
             # signal (a neighbour) lifted it.
-            assert (meta["rank"], meta["score"]) == (item["fused"]["rank"], item["fused"]["score"])
+            assert (meta["kind_rank"], meta["score"]) == (item["fused"]["rank"], item["fused"]["score"])
             assert meta["lanes"] or any(lift.startswith("neighbour") for lift in meta["lifts"])
         else:
-            assert meta["lanes"] and meta["rank"] == min(hit["rank"] for hit in meta["hits"])
-        if meta["kind"] == "turn":
+            assert meta["lanes"] and meta["kind_rank"] == min(hit["rank"] for hit in meta["hits"])
+        if meta["kind"] == "TURN":
             assert (meta["action_id"], meta["session"], meta["time"], meta["speaker"]) == (
                 item["action_id"], item["session_id"], item["timestamp"], item["speaker"])
             assert f"[session {meta['session']}, " in document.page_content
-        if meta["kind"] == "fact":
+        if meta["kind"] == "FACT":
             assert f"-[{meta['type']} @ " in document.page_content and meta["time"]
-        if meta["kind"] == "memory":
+        if meta["kind"] == "MEMORY":
             assert meta["path"] == "notes/food.md" and meta["time"].startswith("2024-03-02")
 
 
@@ -71,7 +74,7 @@ def test_another_users_rows_are_absent(sample_client):
         retriever = RecallRetriever(client=sample_client, user=user, today=TODAY)
         for question in (TRIP, TOM_ONLY):
             documents = retriever.invoke(question)
-            turns = [document for document in documents if document.metadata["kind"] == "turn"]
+            turns = [document for document in documents if document.metadata["kind"] == "TURN"]
             assert all(document.metadata["session"].startswith(f"{user}-") for document in turns)
             assert not any(f"session {other}-" in document.page_content for document in documents)
     maya_marathon = RecallRetriever(client=sample_client, user="maya", today=TODAY).invoke(TOM_ONLY)
@@ -126,3 +129,10 @@ def test_a_turn_rows_fused_annotation_is_taken_off_and_gives_rank_and_score():
     [turn] = rendered_rows(recalled)
     assert turn.text == "TURN [session s1, 2024-01-01T10:00, Ann]: hi {x}"
     assert (turn.rank, turn.score, turn.fused["lifts"]) == (2, 0.377, ["session +0.129"])
+
+
+def test_an_unknown_user_gives_no_documents_and_says_so_in_the_log(sample_client, caplog):
+    retriever = RecallRetriever(client=sample_client, user="Maya", today=TODAY)  # ids are exact: "maya"
+    with caplog.at_level("WARNING", logger="memgraph_recall.integrations.langchain"):
+        assert retriever.invoke(TRIP) == []
+    assert "no user 'Maya' in embedded runtime" in caplog.text

@@ -3,6 +3,7 @@
 HTTP servers listen on 127.0.0.1 only, on a port the OS picks, and every wait is bounded.
 """
 
+import os
 import re
 import socket
 import sys
@@ -119,6 +120,24 @@ def test_bad_arguments_are_one_line_tool_errors(service, arguments, message):
     assert "\n" not in result.content[0].text and "Traceback" not in result.content[0].text
 
 
+def test_a_user_with_no_memory_at_all_is_said_in_the_tools_text(service):
+    result = call(build_server(service, lambda: "Maya"), "recall", {"question": TRIP})
+    assert not result.is_error
+    assert result.content[0].text == (
+        "(user 'Maya' not found: memory holds nothing for this user, so nothing to recall)")
+
+
+def test_the_recall_tool_says_which_date_relative_dates_count_from():
+    async def description(today):
+        async with Client(build_server(RecallService(lambda: None, today=today), lambda: "maya")) as client:
+            tools = (await client.list_tools()).tools
+            return next(tool.description for tool in tools if tool.name == "recall")
+
+    assert "count from the date of the machine this server runs on, at each call" in anyio.run(
+        description, None)
+    assert "count from 2024-05-20, the date this server was started with" in anyio.run(description, TODAY)
+
+
 def test_degraded_mode_is_not_an_error(tmp_path):
     from memgraph_recall.datasets import sample
 
@@ -160,11 +179,16 @@ def test_a_call_past_the_timeout_returns_a_timeout_error():
     assert result.is_error and "timed out after 0.3 s (the `timeout` setting)" in result.content[0].text
 
 
+def without_progress_setting() -> dict[str, str]:
+    """The test's environment (offline, this checkout's package) less what the CLI must set itself."""
+    return {key: value for key, value in os.environ.items() if key != "HF_HUB_DISABLE_PROGRESS_BARS"}
+
+
 def test_the_cli_launches_over_stdio_and_answers_one_call(tmp_path):
     """A real subprocess: `memgraph-recall mcp --graph sample --user maya`, handshake and one tools/call."""
     params = StdioServerParameters(command=sys.executable, args=[
         "-m", "memgraph_recall.cli", "mcp", "--graph", "sample", "--user", "maya", "--today", "2024-05-20"],
-        cwd=tmp_path)
+        cwd=tmp_path, env=without_progress_setting())
 
     async def go(errors):
         with anyio.fail_after(120):
@@ -175,6 +199,7 @@ def test_the_cli_launches_over_stdio_and_answers_one_call(tmp_path):
         instructions, result = anyio.run(go, errors)
     assert instructions == INSTRUCTIONS
     assert not result.is_error and "TURN [session maya-s2" in result.content[0].text
+    assert "Loading weights" not in (tmp_path / "stderr.txt").read_text()  # the CLI turns the bar off
     assert all(s.startswith("maya-") for s in sessions(result.content[0].text))
 
 

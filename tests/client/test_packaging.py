@@ -24,3 +24,55 @@ def test_importing_the_client_and_the_cli_loads_neither_integration():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             timeout=60)
     assert loaded.stdout.strip() == "[]"
+
+
+def package_imports() -> dict[str, set[str]]:
+    """Each module of memgraph_recall -> the package modules it imports, at top level or in a function."""
+    import ast
+
+    package = ROOT / "client" / "memgraph_recall"
+    modules = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+        graph[name] = {module for module in found if module in modules and module != name}
+    return graph
+
+
+def test_no_two_modules_of_the_package_import_each_other():
+    """Not even inside functions: `cli` and the MCP server share the table printer through `table`."""
+    graph = package_imports()
+    cycles = []
+
+    def walk(module: str, path: list[str]) -> None:
+        for imported in graph[module]:
+            if imported == path[0]:
+                cycles.append(" -> ".join([*path, imported]))
+            elif imported not in path and imported > path[0]:  # each cycle once, from its smallest module
+                walk(imported, [*path, imported])
+
+    for start in graph:
+        walk(start, [start])
+    assert cycles == []
+    assert "memgraph_recall.table" in graph["memgraph_recall.integrations.mcp_server"]
+
+
+def test_every_install_hint_names_this_checkout_and_an_extra_it_declares():
+    from memgraph_recall.locate import checkout_root, install_hint
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert checkout_root() == ROOT
+    for extra in ("embedded", "mcp", "langchain"):
+        assert extra in extras
+        assert f"pip install -e '{ROOT}[{extra}]'" in install_hint(extra)
+    assert install_hint("embedded").startswith("pip install torch==2.13.0, then ")
+    sources = (ROOT / "client" / "memgraph_recall").rglob("*.py")
+    assert not [path for path in sources if "memgraph-recall[" in path.read_text()]  # not on a registry

@@ -1,7 +1,9 @@
-"""The LoCoMo loader on slices of real conversations (read from ../shared beside the checkout)."""
+"""The LoCoMo loader on slices of real conversations (from the data folder, see `public_data`)."""
 
 import json
 import re
+import subprocess
+import sys
 from collections import defaultdict
 from datetime import date, datetime
 from pathlib import Path
@@ -10,19 +12,18 @@ import pytest
 from memgraph_recall.datasets.locomo import (
     RELATION_TYPES,
     build_graph,
+    find_conversation,
     parse_session_time,
+    read_conversations,
     relation_descriptions,
     relation_type,
 )
-
-LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo"
-pytestmark = pytest.mark.skipif(not (LOCOMO / "conv-26.json").is_file(),
-                                reason=f"LoCoMo conversations not found in {LOCOMO}")
+from public_data import locomo_conversation
 
 
 def sliced(name: str, sessions: int, extra_qa: list[dict] | None = None) -> dict:
     """The first `sessions` sessions of a real conversation, with the questions they answer."""
-    conv = json.loads((LOCOMO / f"{name}.json").read_text())
+    conv = locomo_conversation(name)
     keep = {}
     for key, value in conv.items():
         match = re.match(r"(?:events_)?session_(\d+)", key)
@@ -221,3 +222,43 @@ def test_duplicate_conversation_rejected(tmp_path):
     path = write(tmp_path, "conv-26", sliced("conv-26", 1))
     with pytest.raises(ValueError, match="conv-26 given twice"):
         build_graph([path, path])
+
+
+def tiny(name: str) -> dict:
+    """A made-up conversation in LoCoMo's per-conversation shape (no benchmark text)."""
+    return {"speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": f"{name}: I adopted a puppy."},
+                          {"speaker": "Bo", "dia_id": "D1:2", "text": "What is its name?"}],
+            "session_1_observation": {"Ann": [["Ann adopted a puppy.", "D1:1"]]},
+            "qa": [{"question": "What did Ann adopt?", "answer": "a puppy", "evidence": ["D1:1"],
+                    "category": 1}]}
+
+
+def as_sample(name: str, conv: dict) -> dict:
+    """The same conversation as one entry of the benchmark's locomo10.json list."""
+    return {"sample_id": name, "conversation": {k: v for k, v in conv.items() if not k.endswith(
+        "_observation") and k != "qa"}, "observation": {k: v for k, v in conv.items() if k.endswith(
+        "_observation")}, "qa": conv["qa"]}
+
+
+def test_a_conversation_is_found_in_its_own_file_or_in_locomo10_json(tmp_path):
+    own, listed = tmp_path / "own", tmp_path / "listed"
+    own.mkdir()
+    listed.mkdir()
+    write(own, "conv-1", tiny("conv-1"))
+    (listed / "locomo10.json").write_text(json.dumps([as_sample(n, tiny(n)) for n in ("conv-1", "conv-2")]))
+    assert find_conversation(own, "conv-1") == tiny("conv-1")
+    assert find_conversation(listed, "conv-2") == tiny("conv-2")
+    assert find_conversation(listed, "conv-3") is None
+    assert find_conversation(tmp_path / "none", "conv-1") is None
+    only = build_graph([listed / "locomo10.json"], only={"conv-2"})
+    assert only.users == ["conv-2"] and [q.question for q in only.questions] == ["What did Ann adopt?"]
+
+
+def test_locomo10_json_splits_into_one_file_per_conversation(tmp_path):
+    listed = tmp_path / "locomo10.json"
+    listed.write_text(json.dumps([as_sample(n, tiny(n)) for n in ("conv-1", "conv-2")]))
+    done = subprocess.run([sys.executable, "-m", "memgraph_recall.datasets.locomo", str(listed),
+                           str(tmp_path / "split")], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == [str(tmp_path / "split" / f"{n}.json") for n in ("conv-1", "conv-2")]
+    assert read_conversations(tmp_path / "split" / "conv-2.json") == [("conv-2", tiny("conv-2"))]

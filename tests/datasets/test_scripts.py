@@ -9,11 +9,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "scripts"
-LOCOMO = ROOT.parent / "shared" / "data" / "locomo"  # the project's shared data, beside the checkout
 sys.path.insert(0, str(SCRIPTS))
 
 import bench_scale  # noqa: E402
 import eval_locomo  # noqa: E402
+from public_data import locomo_conversation  # noqa: E402
 
 STATS = {"all_evidence", "mean_evidence_recall", "turn_rows", "fact_rows", "chars", "n"}
 
@@ -31,10 +31,8 @@ def test_parse_sizes_rejects_bad_input():
         bench_scale.parse_sizes("1k")
 
 
-@pytest.mark.skipif(not (LOCOMO / "conv-30.json").is_file(),
-                    reason=f"LoCoMo conversations not found in {LOCOMO}")
 def test_eval_locomo_small_slice(tmp_path):
-    conv = json.loads((LOCOMO / "conv-30.json").read_text())
+    conv = locomo_conversation("conv-30")
     keep = {k: v for k, v in conv.items() if not re.match(r"(events_)?session_([3-9]|\d\d)", k)}
     ids = {t["dia_id"] for s in (1, 2) for t in conv[f"session_{s}"]}
     keep["qa"] = [q for q in conv["qa"] if q["evidence"] and set(q["evidence"]) <= ids]

@@ -115,7 +115,7 @@ def test_beyond_a_long_run_of_missing_ids_a_vertex_is_found_once_seen_or_by_the_
     block = far.id + d.GAP * 512
     for offset in range(-4, 4):
         g.add("Action", action_id=f"imported {offset}", at=block + offset)
-    farther = g.add("User", user_id="farther", at=block + 4)
+    g.add("User", user_id="farther", at=block + 4)
     calls = 0
     while not directory.users_of("farther"):
         directory.sweep(g.lookup, no_abort)

@@ -176,9 +176,10 @@ def test_node_form_of_user_matches_the_string_form(rt):
     by_string = render(rt, "ana", "wedding", "2024-05-01", query_vector=axis(1))
     assert by_node == by_string and "Today is 2024-05-01." in by_node[0]
     session = rt.find_vertex("Session", "session_id", "ana-s1")
-    with pytest.raises(QueryError, match="user must be a user_id string, a :User node or the fast call shape.s map.*Session"):
+    expected = "user must be a user_id string, a :User node or the fast call shape.s map"
+    with pytest.raises(QueryError, match=f"{expected}.*Session"):
         render(rt, session, "wedding")
-    with pytest.raises(QueryError, match="user must be a user_id string, a :User node or the fast call shape.s map, got 42"):
+    with pytest.raises(QueryError, match=f"{expected}, got 42"):
         render(rt, 42, "wedding")
 
 

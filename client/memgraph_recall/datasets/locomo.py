@@ -17,12 +17,15 @@ Mapping (one conversation = one User):
 - Evidence ids are repaired when the intent is unambiguous (`D8:6; D9:17`, `D:11:26`) and dropped
   when they name no turn of the conversation; both are counted in `LocomoData.evidence_issues`.
 
-Both the per-conversation files (`conv-26.json`) and the combined `locomo10.json` list are accepted.
+Both the per-conversation files (`conv-26.json`) and the combined `locomo10.json` list are accepted;
+`python -m memgraph_recall.datasets.locomo locomo10.json FOLDER` writes the list as one file per
+conversation (what `scripts/eval_locomo.py --conversations` takes to choose conversations).
 """
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -153,6 +156,18 @@ def read_conversations(path: Path) -> list[tuple[str, dict]]:
     raise ValueError(f"{path}: expected a LoCoMo conversation object or a list of samples")
 
 
+def find_conversation(folder: Path, name: str) -> dict | None:
+    """Conversation `name` (e.g. `conv-26`) as `read_conversations` gives it: from `<name>.json`, else
+    from a file of `folder` that lists it (the benchmark's `locomo10.json`); None when none has it."""
+    own = folder / f"{name}.json"
+    paths = [own] if own.is_file() else sorted(folder.glob("*.json")) if folder.is_dir() else []
+    for path in paths:
+        for found, conv in read_conversations(path):
+            if found == name:
+                return conv
+    return None
+
+
 def _sessions(conv: dict) -> list[tuple[int, list[dict], datetime]]:
     """Non-empty sessions in number order, each with its parsed start time."""
     out = []
@@ -247,14 +262,35 @@ def _add_conversation(graph: MemoryGraph, name: str, conv: dict, data: LocomoDat
             evidence=evidence, today=today))
 
 
-def build_graph(paths: Sequence[Path] | Iterable[Path]) -> LocomoData:
-    """All conversations of `paths` in ONE graph (ids prefixed by conversation), with their questions."""
+def build_graph(paths: Sequence[Path] | Iterable[Path], only: Collection[str] | None = None) -> LocomoData:
+    """All conversations of `paths` (or those named in `only`) in ONE graph (ids prefixed by
+    conversation), with their questions."""
     graph = MemoryGraph()
     data = LocomoData(elements=[], questions=[], users=[])
     for path in paths:
         for name, conv in read_conversations(Path(path)):
+            if only is not None and name not in only:
+                continue
             if name in data.users:
                 raise ValueError(f"conversation {name} given twice (from {path})")
             _add_conversation(graph, name, conv, data)
     data.elements = graph.elements()
     return data
+
+
+def split_conversations(path: Path, folder: Path) -> list[Path]:
+    """Write each conversation of `path` to `<folder>/<name>.json` in the per-conversation form."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, conv in read_conversations(path):
+        target = folder / f"{name}.json"
+        target.write_text(json.dumps(conv, ensure_ascii=False), encoding="utf-8")
+        written.append(target)
+    return written
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: python -m memgraph_recall.datasets.locomo LOCOMO10_JSON FOLDER")
+    for written in split_conversations(Path(sys.argv[1]), Path(sys.argv[2])):
+        print(written)

@@ -5,9 +5,15 @@ so a chain or an agent can only ever search that user's memory; `invoke(question
 `recall.render` with `explain` on and returns the rows in render order: `page_content` is the row
 as a model reads it (`TURN [...]`, `FACT: ...`, `MEMORY [...]`), `metadata` what the `recalled` map
 says about it (kind, session, time, speaker, the lanes that found it, rank and score).
+
+`metadata` reads as the rendered rows do: `kind` is the row's own word (`TURN`, `FACT`, `MEMORY`) and
+`rank` the row's place among them (1 = the first row shown). The ranking that chose a row counts
+within its kind (a turn's place in the fused turn ranking, a fact's or note's best lane rank), so it
+is `kind_rank`, with its `score`: compare those only between rows of one kind.
 """
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from datetime import date
 from typing import Any
@@ -21,6 +27,7 @@ from memgraph_recall.client import RecallClient
 from memgraph_recall.rendered import RenderedRow, rendered_rows
 
 _TIME = {"turn": "timestamp", "fact": "valid_at", "memory": "updated_at"}
+logger = logging.getLogger(__name__)
 
 
 class RecallRetriever(BaseRetriever):
@@ -48,6 +55,9 @@ class RecallRetriever(BaseRetriever):
                                 ) -> list[Document]:
         recalled = self.client.render(self.user, query, self.today or date.today(),
                                       {**self.config, "explain": True})
+        if recalled.user_found is False:
+            logger.warning("recall: no user %r in %s, so no documents (user ids are exact)", self.user,
+                           self.client.backend.description)
         return [self._document(row) for row in rendered_rows(recalled)]
 
     async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
@@ -60,13 +70,13 @@ class RecallRetriever(BaseRetriever):
         item = row.item
         metadata = {
             "user": self.user,
-            "kind": row.kind,
-            "position": row.position,
+            "kind": row.kind.upper(),
+            "rank": row.position + 1,
             "session": item.get("session_id"),
             "time": item.get(_TIME[row.kind]),
             "speaker": item.get("speaker"),
             "lanes": [hit.get("lane") for hit in row.lanes],
-            "rank": row.rank,
+            "kind_rank": row.rank,
             "score": row.score,
             "hits": row.lanes,
             "lifts": list(row.fused.get("lifts") or ()),

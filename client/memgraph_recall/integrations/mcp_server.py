@@ -35,8 +35,9 @@ from pydantic import Field
 
 from memgraph_recall import __version__
 from memgraph_recall.client import RecallClient
-from memgraph_recall.errors import RecallError
+from memgraph_recall.errors import RecallError, RecallNotLoaded
 from memgraph_recall.integrations.mcp_tokens import TokenFile, TokenFileVerifier
+from memgraph_recall.table import table
 from memgraph_recall.timeouts import Timeouts
 
 INSTRUCTIONS = (
@@ -55,9 +56,11 @@ Returns text: a short header on how to read the rows, then one row per line, bes
 - TURN [session, time, speaker]: a message from an earlier conversation
 - FACT: head -[RELATION @ date]-> tail -- speaker: "sentence": a fact read from an earlier message
 - MEMORY [path, updated date]: a note the user saved on purpose
-Relative dates inside a row ("next week") count from that row's date. Every row is this user's own \
-past, never another user's. "(nothing in memory matched)" means memory holds nothing relevant. If \
-the header says vector lanes are off or messages lack vectors, rows were found by word match only."""
+Relative dates inside a row ("next week") count from that row's date; relative dates in the question \
+("last week") count from {today}. Every row is this user's own past, never another user's. "(nothing in \
+memory matched)" means memory holds nothing relevant; "(user ... not found ...)" means memory holds \
+nothing at all for this user. If the header says vector lanes are off or messages lack vectors, rows \
+were found by word match only."""
 STATUS_DESCRIPTION = """\
 Why recall answers the way it does, for this user only: whether the recall module is loaded, the \
 embedding model and whether it loads, and how many of the user's messages, entities, facts and notes \
@@ -153,11 +156,18 @@ class RecallService:
         window = {key: _day(key, value) for key, value in (("since", since), ("until", until)) if value}
         config = {**self.config, **window}
         recalled = self.client().render(user, question, self.today or date.today(), config)
-        return recalled.text or f"(user {user!r} has no memory here: nothing in memory matched)"
+        if recalled.user_found is False:
+            return f"(user {user!r} not found: memory holds nothing for this user, so nothing to recall)"
+        return recalled.text
+
+    def check_server(self) -> None:
+        """Reach the backend now and check the recall module is there (an HTTP server checks at start)."""
+        client = self.client()
+        if not client.procedures():
+            raise RecallNotLoaded(f"no recall.* procedures on {client.backend.description}: is this the "
+                                  "memgraph-recall image? (`memgraph-recall status` shows what is loaded)")
 
     def status(self, user: str) -> str:
-        from memgraph_recall.cli import table
-
         client = self.client()
         procedures = client.procedures()
         lines = [f"recall status for user {user!r} on {client.backend.description}",
@@ -194,7 +204,7 @@ def build_server(service: RecallService, user_of: Callable[[], str | None],
         except (RecallError, ValueError) as exc:
             raise ToolError(" ".join(str(exc).split())) from None
 
-    @server.tool(name="recall", title="Recall the user's past", description=RECALL_DESCRIPTION,
+    @server.tool(name="recall", title="Recall the user's past", description=recall_description(service.today),
                  annotations=read_only, structured_output=False)
     async def recall(
         question: Annotated[str, Field(description="The question, in the user's words")],
@@ -209,6 +219,13 @@ def build_server(service: RecallService, user_of: Callable[[], str | None],
         return await call(service.status)
 
     return server
+
+
+def recall_description(today: date | None) -> str:
+    """The `recall` tool's description, saying which date the question's relative dates count from."""
+    if today is not None:
+        return RECALL_DESCRIPTION.format(today=f"{today.isoformat()}, the date this server was started with")
+    return RECALL_DESCRIPTION.format(today="the date of the machine this server runs on, at each call")
 
 
 def _day(name: str, text: str) -> date:
@@ -239,11 +256,10 @@ def serve_stdio(service: RecallService, user: str) -> None:
         service.close()
 
 
-def serve_http(service: RecallService, options: HttpOptions) -> None:
-    """Serve until interrupted; refuses to start on a bad token file or unchecked Host values."""
+def serve_http(service: RecallService, app: Any, options: HttpOptions) -> None:
+    """Serve `http_app(service, options)` until interrupted; the backend is closed on the way out."""
     import uvicorn
 
-    app = http_app(service, options)
     try:
         uvicorn.Server(uvicorn.Config(app, host=options.host, port=options.port, log_level="warning")).run()
     finally:
