@@ -20,6 +20,7 @@ from memgraph_recall.errors import (
     RecallProcedureError,
     RecallTimeoutError,
 )
+from memgraph_recall.shape import FAST_QUERIES
 
 CONFLICT = ("Cannot resolve conflicting transactions. Retry this transaction when the conflicting "
             "transaction is finished. For more details, visit https://memgraph.com/docs")
@@ -133,6 +134,6 @@ def test_values_arrive_as_plain_python_nodes_as_graph_elements():
     assert recalled.to_json()["valid"] == "2024-04-10"
     assert hits[0].node.labels == ("Action",) and hits[0].node.id == 7
     assert hits[0].node.properties == {"action_id": "maya-1"}
-    render = sent["CALL recall.render($user, $q, $today, $config)"]
+    render = sent[FAST_QUERIES["recall.render"]]  # the fast call shape: the user_id as a parameter only
     assert render["user"] == "maya" and render["config"] == {"turns_k": 2}
     assert render["today"] == (ord("D"), [(date(2024, 5, 20) - date(1970, 1, 1)).days])
