@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memgraph_recall.datasets.memory_graph import MemoryGraph
+from memgraph_recall.embedded.prelude import fast_shape
 from recall_kit import MODEL, axis, by_lane, lanes, mix, render, rows_of, runtime
 
 EVERYTHING = mix((7, 1.0), (8, 1.0), (9, 1.0))
@@ -173,7 +174,9 @@ def oracle(elements: list[dict], user_vertex: int) -> dict[str, set]:
 
 
 @st.composite
-def multi_user_graphs(draw):
+def multi_user_graphs(draw, offset: int = 0):
+    """Random users sharing entities, chunks, agents, sessions, notes and action_ids; texts numbered
+    from `offset` (so several graphs can be told apart by their texts)."""
     g = MemoryGraph()
     n_users = draw(st.integers(2, 3))
     users = [g.user(f"user{i}") for i in range(n_users)]
@@ -181,7 +184,7 @@ def multi_user_graphs(draw):
     chunk_texts = ["chunk alpha", "chunk beta", "chunk gamma"]
     entities = [g.entity(name, embedding=axis(8), embedding_model=MODEL) for name in ("Ent0", "Ent1", "Ent2")]
     actions: list = []
-    counter = iter(range(10_000))
+    counter = iter(range(offset, offset + 10_000))
     for user_index, user in enumerate(users):
         for s in range(draw(st.integers(1, 3))):
             session = g.session(user, f"sess{user_index}-{s}")
@@ -241,57 +244,178 @@ def _token(row: str, prefix: str) -> str:
     return match.group(0)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(elements=multi_user_graphs())
-def test_no_row_of_another_user_ever_appears(rt, elements):
-    rt.load_elements(elements)
-    nodes = {e["id"]: e for e in elements if e["type"] == "node"}
-    texts = {
-        e["properties"].get("text") or e["properties"].get("content"): e["id"]
-        for e in nodes.values()
-        if "Action" in e["labels"] or "Memory" in e["labels"]
-    }
-    fact_texts = {
-        e["properties"]["text"]: e["id"]
-        for e in elements
-        if e["type"] == "relationship" and "source_id" in e["properties"]
-    }
-    # A new graph under the same ids: content the cache's change check cannot see (tests/recall/test_cache*
-    # cover what it does guarantee across graphs); start this example from an empty cache.
-    rt.call("recall.invalidate")
-    for user_vertex, node in nodes.items():
-        if "User" not in node["labels"]:
-            continue
-        owns = oracle(elements, user_vertex)
-        user = node["properties"]["user_id"]
-        question = "msg words note fact"
-        rows = lanes(rt, user, question, query_vector=EVERYTHING, **WIDE)
+class Owned:
+    """One graph's ownership oracle and the element behind each numbered text, for checking rows."""
+
+    def __init__(self, elements: list[dict]) -> None:
+        self.nodes = {e["id"]: e for e in elements if e["type"] == "node"}
+        self.texts = {
+            e["properties"].get("text") or e["properties"].get("content"): e["id"]
+            for e in self.nodes.values()
+            if "Action" in e["labels"] or "Memory" in e["labels"]
+        }
+        self.fact_texts = {
+            e["properties"]["text"]: e["id"]
+            for e in elements
+            if e["type"] == "relationship" and "source_id" in e["properties"]
+        }
+        self.users = {n["properties"]["user_id"]: i for i, n in self.nodes.items() if "User" in n["labels"]}
+        self.elements = elements
+
+    def check_lanes(self, user: str, rows: list[dict]) -> None:
+        owns = oracle(self.elements, self.users[user])
         for row in rows:
-            kind = {
-                "turns": "turns",
-                "text": "turns",
-                "fact_turns": "turns",
-                "fused": "turns",
-                "entities": "entities",
-                "memories": "memories",
-            }.get(row["lane"], "facts")
+            kind = LANE_KINDS.get(row["lane"], "facts")
             element = row["relationship"] if kind == "facts" else row["node"]
             assert element.id in owns[kind], (user, row)
-        embedded_turns = {x for x in owns["turns"] if nodes[x]["properties"].get("passage_embeddings")}
+            if kind == "turns":  # the text too: ids repeat across databases, texts do not
+                assert self.texts[_token(row["text"], "msg") + " words"] == element.id, (user, row)
+            elif kind == "facts":
+                assert self.fact_texts.get(row["text"], element.id) == element.id, (user, row)
+        embedded_turns = {x for x in owns["turns"] if self.nodes[x]["properties"].get("passage_embeddings")}
         assert {r["node"].id for r in rows if r["lane"] == "turns"} == embedded_turns
 
-        text, recalled = render(rt, user, question, query_vector=EVERYTHING, **WIDE)
+    def check_render(self, user: str, text: str, recalled: dict) -> None:
+        owns = oracle(self.elements, self.users[user])
         for row in rows_of(text):
             if row.startswith("TURN"):
-                assert texts[_token(row, "msg") + " words"] in owns["turns"], (user, row)
+                assert self.texts[_token(row, "msg") + " words"] in owns["turns"], (user, row)
             elif row.startswith("FACT"):
-                assert fact_texts[_token(row, "fact") + " words"] in owns["facts"], (user, row)
+                assert self.fact_texts[_token(row, "fact") + " words"] in owns["facts"], (user, row)
             elif row.startswith("MEMORY"):
-                assert texts[_token(row, "note") + " words"] in owns["memories"], (user, row)
+                assert self.texts[_token(row, "note") + " words"] in owns["memories"], (user, row)
             else:
                 assert row == "(nothing in memory matched)"
         assert {t["action_id"] for t in recalled["turns"]} <= owns["action_ids"]
         assert {f["turn"] for f in recalled["facts"]} <= owns["action_ids"]
+
+
+LANE_KINDS = {"turns": "turns", "text": "turns", "fact_turns": "turns", "fused": "turns",
+              "entities": "entities", "memories": "memories"}
+QUESTION = "msg words note fact"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(elements=multi_user_graphs())
+def test_no_row_of_another_user_ever_appears(rt, elements):
+    rt.load_elements(elements)  # no RecallMeta: a database that cannot be told apart keeps nothing
+    owned = Owned(elements)
+    for user in owned.users:
+        owned.check_lanes(user, lanes(rt, user, QUESTION, query_vector=EVERYTHING, **WIDE))
+        owned.check_render(user, *render(rt, user, QUESTION, query_vector=EVERYTHING, **WIDE))
+
+
+def with_meta(elements: list[dict], token: str) -> list[dict]:
+    meta = {"id": max(e["id"] for e in elements if e["type"] == "node") + 1, "labels": ["RecallMeta"],
+            "properties": {"token": token}, "type": "node"}
+    nodes = [e for e in elements if e["type"] == "node"]
+    return [*nodes, meta, *(e for e in elements if e["type"] == "relationship")]
+
+
+_NUMBERED = re.compile(r"^(msg|note|fact)(\d+) words$")
+
+
+def renumbered(elements: list[dict], offset: int) -> list[dict]:
+    """The same graph (same ids, same user_ids and action_ids) with its numbered texts moved by
+    `offset`, so rows of different databases can be told apart by their text."""
+
+    def moved(properties: dict) -> dict:
+        out = dict(properties)
+        for key in ("text", "content"):
+            match = _NUMBERED.match(str(out.get(key, "")))
+            if match:
+                out[key] = f"{match.group(1)}{int(match.group(2)) + offset} words"
+        return out
+
+    return [{**e, "properties": moved(e["properties"])} for e in elements]
+
+
+@st.composite
+def database_tail(draw, elements: list[dict], offset: int) -> list[dict]:
+    """What one database adds after a shared base: a user whose actions reuse the base's action_ids
+    (collisions present in this database only) and facts read from those ids on the base's entities."""
+    nodes = [e for e in elements if e["type"] == "node"]
+    next_node = max(e["id"] for e in nodes) + 1
+    next_rel = max((e["id"] for e in elements if e["type"] == "relationship"), default=-1) + 1
+    ids = sorted({e["properties"]["action_id"] for e in nodes if "Action" in e["labels"]}) or ["act0"]
+    entities = [e["id"] for e in nodes if e["properties"].get("text", "").startswith("Ent")]
+    user, session = next_node, next_node + 1
+    added = [
+        {"id": user, "labels": ["User"], "properties": {"user_id": f"tail{offset}"}, "type": "node"},
+        {"id": session, "labels": ["Session"], "properties": {"session_id": f"tail{offset}-s"},
+         "type": "node"},
+    ]
+    rels = [{"id": next_rel, "start": user, "end": session, "label": "HAD_SESSION", "properties": {},
+             "type": "relationship"}]
+    for number, action_id in enumerate(draw(st.lists(st.sampled_from(ids), min_size=1, max_size=3))):
+        action = session + 1 + number
+        text = f"msg{offset + 9000 + number} words"
+        added.append({"id": action, "labels": ["Action"], "type": "node", "properties": {
+            "action_id": action_id, "action_type": "user_message", "text": text,
+            "timestamp": "2024-02-01T10:00:00Z", "passage_embeddings": [axis(7)], "embedding_model": MODEL}})
+        rels.append({"id": next_rel + 1 + 2 * number, "start": session, "end": action,
+                     "label": "HAS_ACTION", "properties": {}, "type": "relationship"})
+        if entities:
+            head, tail = draw(st.sampled_from(entities)), draw(st.sampled_from(entities))
+            rels.append({"id": next_rel + 2 + 2 * number, "start": head, "end": tail, "label": "KNOWS",
+                         "type": "relationship", "properties": {
+                             "source_id": action_id, "text": f"fact{offset + 9000 + number} words",
+                             "valid_at": "2024-02-01", "confidence": 0.5, "role": "user",
+                             "embedding": axis(8), "embedding_model": MODEL}})
+    base_nodes = [e for e in elements if e["type"] == "node"]
+    base_rels = [e for e in elements if e["type"] == "relationship"]
+    return [*base_nodes, *added, *base_rels, *rels]
+
+
+@st.composite
+def many_databases(draw):
+    """2-3 databases built from one random graph in the same order (same ids, user_ids and action_ids,
+    texts numbered apart), each with its own tail of collisions and facts, a RecallMeta or not; and a
+    sequence of calls: (database, call form, user, procedure)."""
+    base = draw(multi_user_graphs())
+    count = draw(st.integers(2, 3))
+    graphs = []
+    for number in range(count):
+        elements = renumbered(base, number * 10_000)
+        if draw(st.booleans()):
+            elements = draw(database_tail(elements, number * 10_000))
+        graphs.append(with_meta(elements, f"token-{number}") if draw(st.booleans()) else elements)
+    calls = st.tuples(st.integers(0, count - 1), st.sampled_from(["string", "node", "fast"]),
+                      st.integers(0, 3), st.sampled_from(["recall.render", "recall.lanes"]))
+    return graphs, draw(st.lists(calls, min_size=3, max_size=10))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(world=many_databases())
+def test_no_row_of_another_database_ever_appears_under_any_interleaving(world):
+    """One module state serving several databases, as a Memgraph instance: whatever the order of calls,
+    the call form and whether a database has a RecallMeta, every row is the asking user's in that
+    database."""
+    graphs, calls = world
+    rt = runtime(graphs[0])
+    for number, elements in enumerate(graphs[1:], 1):
+        rt.create_database(f"db{number}")
+        rt.load_elements(elements, database=f"db{number}")
+    owned = [Owned(elements) for elements in graphs]
+    for number, form, user_number, procedure in calls:
+        database = "memgraph" if number == 0 else f"db{number}"
+        user = sorted(owned[number].users)[user_number % len(owned[number].users)]
+        rows = db_call(rt, database, user, form, procedure)
+        if procedure == "recall.lanes":
+            owned[number].check_lanes(user, rows)
+        else:
+            owned[number].check_render(user, rows[0]["text"], rows[0]["recalled"])
+
+
+def db_call(rt, database: str, user: str, form: str, procedure: str) -> list[dict]:
+    config = {"query_vector": EVERYTHING, **WIDE}
+    rest = (QUESTION, None, config) if procedure == "recall.render" else (QUESTION, config)
+    if form == "fast":
+        return rt.call(procedure, database=database, prelude=lambda store: (fast_shape(store, user), *rest))
+    if form == "node":
+        vertex = rt.vertex(rt.database(database).find_vertices("User", "user_id", user)[0], database=database)
+        return rt.call(procedure, vertex, *rest, database=database)
+    return rt.call(procedure, user, *rest, database=database)
 
 
 # -- the speaker signal reads this user's speakers only --------------------------------------------------
