@@ -146,3 +146,13 @@ def test_graph_files_and_indexes_are_per_database(runtime, tmp_path):
     assert runtime.call_function("tenants.shout", "hi", database="tenant") == "HI"
     with pytest.raises(LookupError, match="there is no database named 'nope'"):
         runtime.call_function("tenants.shout", "hi", database="nope")
+
+
+def test_another_runtimes_store_can_be_served_as_the_default_database(runtime):
+    other = Runtime(TENANTS)
+    other.store = runtime.database("tenant")  # its modules over this runtime's tenant graph
+    assert names(other, "memgraph") == {0: "zed"} and other.database("memgraph") is other.store
+    assert runtime.call("tenants.count_calls") == [{"calls": 1}]  # two runtimes: two module states
+    assert other.call("tenants.count_calls") == [{"calls": 1}]
+    with pytest.raises(TypeError, match="store: expected a GraphStore, got dict"):
+        other.store = {}

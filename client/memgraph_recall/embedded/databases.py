@@ -50,6 +50,14 @@ class Databases:
             store = self.stores[name] = GraphStore()
             return store
 
+    def serve(self, name: str, store: GraphStore) -> None:
+        """Make `store` the database `name` (existing), in place of its own."""
+        if not isinstance(store, GraphStore):
+            raise TypeError(f"store: expected a GraphStore, got {type(store).__name__}")
+        with self._lock:
+            self.get(name)
+            self.stores[name] = store
+
     def drop(self, name: str) -> None:
         _check_name(name, "drop_database")
         if name == DEFAULT_DATABASE:

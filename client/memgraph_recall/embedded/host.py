@@ -121,7 +121,6 @@ class Runtime:
         self.pause_gc = pause_gc
         self._databases = Databases()
         self._stores = self._databases.stores  # read on every call: one dict lookup
-        self.store = self._stores[DEFAULT_DATABASE]  # the default database's store (never dropped)
         self.load_errors: dict[str, str] = {}
         self.logs: deque[tuple[str, str]] = deque(maxlen=log_capacity)
         self.modules: dict[str, ModuleType] = {}
@@ -177,6 +176,17 @@ class Runtime:
         logger.log(_LEVELS.get(level, logging.INFO), "%s", message)
 
     # -- databases ------------------------------------------------------------------------------
+    @property
+    def store(self) -> GraphStore:
+        """The default database's store."""
+        return self._stores[DEFAULT_DATABASE]
+
+    @store.setter
+    def store(self, store: GraphStore) -> None:
+        """Serve another store as the default database (e.g. one runtime's graph under a second
+        runtime's modules, as scripts/bench_scale.py's floor does)."""
+        self._databases.serve(DEFAULT_DATABASE, store)
+
     def create_database(self, name: str) -> GraphStore:
         """`CREATE DATABASE name`: a new empty graph (ids from 0) served by this runtime's modules."""
         return self._databases.create(name)
