@@ -209,7 +209,7 @@ def read_floor(runtime, data, samples: int = 3) -> tuple[float, dict[str, int]]:
         floor = Runtime(folder, pause_gc=runtime.pause_gc)
         if floor.load_errors:
             raise SystemExit(f"the floor module failed to load: {floor.load_errors}")
-        floor.store.replace_with(runtime.store)  # shares its vertex and edge tables: the same graph
+        floor.store = runtime.store  # the same store (graph and lock), served under the floor module
         user = runtime.store.find_vertices("User", "user_id", data.user_id)[0]
         times = [timed(lambda: floor.call("floor.read_messages", user)) for _ in range(samples)]
         counts = ApiCounts()

@@ -82,7 +82,7 @@ def counted(tmp_path) -> tuple[Runtime, dict[str, int]]:
 def counts_of(runtime: Runtime, name: str, *args) -> dict[str, int]:
     counts = ApiCounts()
     runtime.call(name, *args, api_counts=counts)
-    return counts.as_dict(with_arguments=True)
+    return counts.as_dict()
 
 
 def test_out_edges_and_end_vertices(counted):
@@ -159,9 +159,9 @@ def test_off_hands_out_plain_objects_and_counts_nothing(counted):
     assert row == {"kinds": ["ProcCtx", "Graph", "Vertex", "Edge", "Vertex", "Properties"], "plain": True}
     idle = ApiCounts()
     runtime.call("counted.walk", runtime.vertex(ids["alice"]), api_counts=idle)
-    before = idle.as_dict(with_arguments=True)
+    before = idle.as_dict()
     runtime.call("counted.walk", runtime.vertex(ids["alice"]))  # not counting: leaves `idle` alone
-    assert idle.as_dict(with_arguments=True) == before
+    assert idle.as_dict() == before
 
 
 def test_a_counting_call_beside_plain_calls_counts_only_itself(counted):
@@ -181,10 +181,8 @@ def test_a_counting_call_beside_plain_calls_counts_only_itself(counted):
         runtime.call("counted.walk", runtime.vertex(ids["alice"]), api_counts=counts)
     for thread in threads:
         thread.join()
-    assert counts.as_dict(with_arguments=True) == {"vertices": 100, "edges": 100, "properties": 100,
-                                                   "labels": 0, "types": 100, "ids": 0, "arguments": 50,
-                                                   "total": 450}
-    assert "arguments" not in counts.as_dict() and counts.as_dict()["total"] == 450
+    assert counts.as_dict() == {"vertices": 100, "edges": 100, "properties": 100, "labels": 0, "types": 100,
+                                "ids": 0, "arguments": 50, "total": 450}
 
 
 def test_api_counts_must_be_an_api_counts(counted):

@@ -45,13 +45,9 @@ class ApiCounts:
         return (self.vertices + self.edges + self.properties + self.labels + self.types + self.ids
                 + self.arguments)
 
-    def as_dict(self, with_arguments: bool = False) -> dict[str, int]:
-        """The procedure-API counts by kind (and `arguments` if asked: scripts/bench_scale.py pins the
-        keys), plus `total`, which always includes the arguments."""
-        counts = asdict(self)
-        if not with_arguments:
-            del counts["arguments"]
-        return {**counts, "total": self.total}
+    def as_dict(self) -> dict[str, int]:
+        """The counts by kind, `arguments` included, plus `total`."""
+        return {**asdict(self), "total": self.total}
 
 
 def count_arguments(values: list[Any]) -> int:
