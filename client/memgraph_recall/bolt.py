@@ -20,17 +20,19 @@ worker threads) each get their own session from the driver's pool: no connection
 between threads.
 
 Every call carries its access mode (`MODES`): recall's read procedures READ, `recall.embed` and the
-package's loading and DDL queries WRITE. Over `bolt://` the server is the one named; over `neo4j://`
-(routing) the driver asks the router (a Memgraph HA coordinator) for a routing table and sends READ
-calls to a reader (a REPLICA) and WRITE calls to the writer (MAIN). Each call is an auto-commit
-`session.run` in a session opened with that `default_access_mode`, not a managed transaction
-(`execute_read`/`execute_write`): those retry transient errors and lost servers themselves for up
-to `max_transaction_retry_time` (30 s), which would repeat `recall.embed` under the client's own
-backoff (`RecallClient.retry`) and hide, inside the `connect + call` bound, why a call took that
-long. Auto-commit also keeps one RUN with its `tx_timeout` per call. What the driver still does
-for a failed server: it drops it from the routing table, and refreshes the table when no reader
-(or writer) is left or its TTL has passed, so the next call goes elsewhere; the failed call itself
-is reported, not retried.
+package's loading and DDL queries WRITE. Over `bolt://` the one server named runs both (it only
+sees `mode: "r"` on reads); over `neo4j://` the driver asks the router (a Memgraph HA coordinator)
+for a routing table and sends READ calls to a reader (a REPLICA) and WRITE calls to the writer
+(MAIN). Each call is an auto-commit `session.run` in a session opened with that
+`default_access_mode`, not a managed transaction (`execute_read`/`execute_write`): those retry
+transient errors and lost servers themselves for up to `max_transaction_retry_time` (30 s), which
+would repeat `recall.embed` under the client's own backoff (`RecallClient.retry`) and spend the
+`connect + call` bound on attempts the caller never hears about. Auto-commit keeps one RUN per call,
+carrying its `tx_timeout`. Under routing the driver still skips a server it cannot connect to and
+tries the table's next one for that mode; a call that fails once it runs is reported, not repeated.
+With no database named, the driver fetches the routing table before every session (Memgraph has no
+server-side routing, so the driver cannot cache the home database): one ROUTE to a coordinator per
+call.
 """
 
 import asyncio
