@@ -65,6 +65,7 @@ BOLT_QUERIES = {
     "recall.status": "CALL recall.status($config)",
     "recall.invalidate": "CALL recall.invalidate($user)",
 }
+SHOW_INDEXES = "SHOW INDEX INFO"
 RECALL_PROCEDURES = ("CALL mg.procedures() YIELD name WHERE name STARTS WITH 'recall.' "
                      "RETURN name ORDER BY name")
 #: The driver's access modes (`neo4j.READ_ACCESS`, `neo4j.WRITE_ACCESS`), kept as text so importing
@@ -180,6 +181,10 @@ class BoltBackend:
     def procedures(self) -> list[str]:
         rows = self.run("mg.procedures", RECALL_PROCEDURES, mode=MODES["mg.procedures"])
         return [row["name"] for row in rows]
+
+    def indexes(self) -> list[dict]:
+        """`SHOW INDEX INFO`: the server's indexes (rows with `index type`, `label`, `property`)."""
+        return self.run("SHOW INDEX INFO", SHOW_INDEXES, mode=READ)
 
     def run(self, what: str, query: str, parameters: dict | None = None, mode: str = WRITE) -> list[dict]:
         """Run one of this package's fixed queries; `what` names it in errors.

@@ -107,7 +107,7 @@ def test_a_routing_client_reads_on_the_replica_and_embeds_on_main(cluster):
         use_every_call(client)
         client.setup()
     assert procedures_run(reader) == [("recall.render", "r"), ("recall.lanes", "r"), ("recall.status", "r"),
-                                      ("recall.invalidate", "r"), ("mg.procedures", "r")]
+                                      ("SHOW INDEX INFO", "r"), ("recall.invalidate", "r"), ("mg.procedures", "r")]
     embeds, setup = writer.runs[0], writer.runs[1:]
     assert "recall.embed" in embeds.query and embeds.mode == "w"
     assert setup and all(run.mode == "w" and "recall." not in run.query for run in setup)
@@ -119,7 +119,8 @@ def test_a_direct_client_sends_the_same_modes_to_its_one_server():
     with FakeBolt(answer) as server:
         with RecallClient.from_url(server.url, timeout=5, connect_timeout=2) as client:
             use_every_call(client)
-    reads = ["recall.render", "recall.lanes", "recall.status", "recall.invalidate", "mg.procedures"]
+    reads = ["recall.render", "recall.lanes", "recall.status", "SHOW INDEX INFO", "recall.invalidate",
+             "mg.procedures"]
     assert procedures_run(server) == [(name, "r") for name in reads] + [("recall.embed", "w")]
     assert not server.routes  # bolt:// never asks for a routing table
 
@@ -130,7 +131,7 @@ def test_each_call_through_a_router_first_asks_it_for_the_table(cluster):
     router, reader, _ = cluster
     with RecallClient.from_url(f"neo4j://{router.address}", timeout=5, connect_timeout=2) as client:
         for _ in range(3):
-            client.status()
+            client.lanes("maya", "When is my trip?")
     assert len(router.routes) == 3 and len(reader.runs) == 3
     context, bookmarks, extra = router.routes[0]
     assert context == {"address": router.address} and bookmarks == [] and "db" not in extra
