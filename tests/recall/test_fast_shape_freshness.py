@@ -152,3 +152,10 @@ def test_a_vertex_property_or_an_edge_elsewhere_changes_no_signature_and_costs_n
                                                        "embedding_model": MODEL}), "RELATED_TO")
     ask(rt, "fast")
     assert counts(rt)["builds"] == builds and counts(rt)["hits"] == hits + 1
+
+
+def test_duplicate_user_ids_are_refused_in_the_fast_shape_as_in_the_string_form(rt):
+    rt.store.add_vertex(["User"], {"user_id": "bob"})
+    for form in FORMS:
+        with pytest.raises(Exception, match="user: 2 :User nodes have user_id 'bob'"):
+            ask(rt, form, user="bob")
