@@ -138,11 +138,15 @@ class Directory:
 
         Missing ids below `seen` were taken (ids are handed out in order) by a write that aborted, was
         deleted or has not committed yet: they are walked through once (resuming there on the next
-        call), and left to the sweep. Missing ids above it may still be handed out: probed each call.
+        call) and left to the sweep; but only by a call that sees the `seen` vertex itself, so a
+        transaction on an older snapshot never walks past vertices it cannot see yet. Missing ids
+        above it may still be handed out: probed again on every call.
         """
         started = time.perf_counter()
         probe, missing, probed = max(self.top, self.passed) + 1, 0, 0
-        while probed < ADVANCE_MAX and (missing < GAP or probe <= self.seen):
+        seen = self.seen
+        walk_to = seen if seen >= probe and lookup(seen) is not None else -1
+        while probed < ADVANCE_MAX and (missing < GAP or probe <= walk_to):
             if probed % 512 == 0:
                 abort()
             vertex = lookup(probe)
@@ -152,7 +156,7 @@ class Directory:
             else:
                 self.read(probe, vertex)
                 missing = 0
-            if probe <= self.seen:
+            if probe <= walk_to:
                 self.passed = probe
             probe += 1
         self.counts.advanced += probed

@@ -168,3 +168,18 @@ def test_a_changed_key_keeps_the_old_one_until_it_settles():
 def test_the_sweep_of_an_empty_graph_ends():
     directory = Directory.scan([], no_abort, Clock())
     assert directory.sweep(Graph().lookup, no_abort) == 0
+
+
+def test_a_transaction_that_cannot_see_the_seen_vertex_never_walks_past_vertices_it_cannot_see():
+    g = Graph()
+    g.add("User", user_id="ana")
+    directory = scanned(g)
+    g.skip(10 * d.GAP)
+    far = g.add("User", user_id="far")
+    directory.saw(far.id)  # seen by a newer transaction
+    old_snapshot = Graph()  # an older transaction: none of the new vertices exist for it yet
+    old_snapshot.by_id = {0: g.by_id[0]}
+    directory.advance(old_snapshot.lookup, no_abort)
+    assert directory.passed < far.id  # it walked no further than its own GAP probes
+    directory.advance(g.lookup, no_abort)  # a transaction that sees `far`
+    assert directory.users_of("far") == (far.id,)
