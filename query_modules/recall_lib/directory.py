@@ -14,8 +14,8 @@ database that only grows (`fetch_add`, never reused, not even after an aborted t
   well, however many ids are missing before them.
 - **Everything else** (a key set or changed on an existing vertex, a transaction that took an id
   below `top` and committed later, vertices beyond a longer run of missing ids) is found by the
-  **sweep**: each call re-reads the next `SWEEP` ids of the id range, a fixed share whatever the
-  graph's size (a range of N ids is covered every N / SWEEP calls); each time it completes the range
+  **sweep**: each call re-reads the next `SWEEP` (16) ids of the id range, a fixed share whatever the
+  graph's size (a range of N ids is covered every N / 16 calls); each time it completes the range
   it also probes far above `top` (`top + GAP * 2**k`). That is the window of the collision rule and of
   a user_id edited onto an old vertex: one sweep cycle.
 
@@ -41,8 +41,8 @@ from .ownership import id_text
 GAP = 64
 #: Most ids the upward probe reads in one call (the rest on the next calls).
 ADVANCE_MAX = 20_000
-#: Ids the sweep reads per call (a few hundred procedure-API calls: well under 1 ms on the stand-in).
-SWEEP = 64
+#: Ids the sweep reads per call: a fixed share whatever the graph's size (~50 procedure-API calls).
+SWEEP = 16
 #: How long a key read present stays trusted against reads that lack it (see the module docstring).
 SETTLE_SECONDS = 600.0
 #: How far above `top` the end of each sweep cycle looks (top + GAP * 2**k for k below this).
@@ -142,7 +142,7 @@ class Directory:
         transaction on an older snapshot never walks past vertices it cannot see yet. Missing ids
         above it may still be handed out: probed again on every call.
         """
-        started = time.perf_counter()
+        started, now = time.perf_counter(), self.clock()
         probe, missing, probed = max(self.top, self.passed) + 1, 0, 0
         seen = self.seen
         walk_to = seen if seen >= probe and lookup(seen) is not None else -1
@@ -154,7 +154,7 @@ class Directory:
             if vertex is None:
                 missing += 1
             else:
-                self.read(probe, vertex)
+                self.read(probe, vertex, now)
                 missing = 0
             if probe <= walk_to:
                 self.passed = probe
@@ -179,7 +179,7 @@ class Directory:
                 if self.top < 0:
                     break
             vertex_id = self.sweep_at
-            self.read(vertex_id, lookup(vertex_id))
+            self.read(vertex_id, lookup(vertex_id), now)
             self.sweep_at += 1
             probed += 1
         self.counts.swept += probed
@@ -193,14 +193,20 @@ class Directory:
             if lookup(probe) is not None:
                 self.saw(probe)
 
-    def read(self, vertex_id: int, vertex: Any) -> None:
+    def read(self, vertex_id: int, vertex: Any, now: float | None = None) -> None:
         """Record what one live vertex holds now (None: it does not exist in this transaction)."""
         keys = vertex_keys(vertex, self.actions) if vertex is not None else ()
         if vertex is not None and vertex_id > self.top:
             self.top = vertex_id
             self.saw(vertex_id)
-        if keys or vertex_id in self._vertices:
-            self._record(vertex_id, keys, self.clock())
+        held = self._vertices.get(vertex_id)
+        now = self.clock() if now is None else now
+        if held is not None and len(held) == len(keys) and all(
+            h[:2] == k for h, k in zip(held, keys, strict=True)
+        ):
+            self._vertices[vertex_id] = tuple((kind, key, now) for kind, key in keys)  # as held: seen now
+        elif keys or held is not None:
+            self._record(vertex_id, keys, now)
 
     def _record(self, vertex_id: int, keys: tuple[tuple[str, str], ...], now: float) -> None:
         with self._lock:
