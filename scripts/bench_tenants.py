@@ -702,7 +702,8 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict[str, dict]])
         "(one question's embedding is shown apart); `RECALL_CACHE_MAX_AGE` = "
         f"{first['max_age_s']:g} s; the database has `memgraph-recall setup`'s indexes and RecallMeta. The "
         "machine is shared: other work may run during a measurement.", "",
-        *provenance_lines(info), f"- Load before the run: {info.get('load', 'unknown')}", "",
+        *provenance_lines(info), f"- Machine load: {info.get('load', 'unknown')} before the run, "
+        f"{info.get('load_after', 'unknown')} after it", "",
         markdown_table(["form", "users", "messages each", "graph elements", "vertices", "full pass (ms)",
                         "full pass API calls", "question embedding (ms)", "build + load (s)",
                         "RSS after load (MB)", "peak RSS (MB)"], size_rows(results)), "",
@@ -833,6 +834,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       "p50/p95/p99 "
                       f"{r['mixed']['p50_ms']}/{r['mixed']['p95_ms']}/{r['mixed']['p99_ms']} ms, upkeep "
                       f"{100 * r['mixed']['upkeep_share']:.2f}%, peak RSS {r['peak_rss_mb']} MB", flush=True)
+    info["load_after"] = load_line()
     checks = write_report(args.results, info, results)
     for form, check in checks.items():
         print(f"\nTargets (issue #19), {form} form, {check['compared'][0]} vs {check['compared'][1]} users:")
