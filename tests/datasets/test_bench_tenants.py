@@ -33,6 +33,8 @@ def test_every_phase_is_measured_with_positive_times(tiny):
             assert mixed["calls"] == 20 and 0 < mixed["p50_ms"] <= mixed["p95_ms"] <= mixed["p99_ms"]
             assert 0 <= mixed["upkeep_share"] < 1 and mixed["counted"]["api_per_call"] > 0
             assert result["full_pass"]["api"]["total"] > result["graph"]["vertices"]
+            upkeep = result["full_pass"]["upkeep"]
+            assert upkeep["advance_ids"] == 64 and upkeep["sweep_ids"] == 16 and upkeep["sweep_us"] > 0
             assert result["peak_rss_mb"] > 0 and result["question_embed_ms"] > 0
 
 
