@@ -15,7 +15,6 @@ headline figures to `--json`.
 """
 
 import argparse
-import hashlib
 import itertools
 import json
 import random
@@ -35,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (  # noqa: E402
     ROOT,
     configure_model,
+    graph_cache_key,
     model_folder,
     provenance,
     use_recall_lib,
@@ -103,19 +103,11 @@ class Shown:
         return Shown(self.turns[:k], self.facts, self.chars)
 
 
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def cache_key(model: str, paths: Sequence[Path]) -> str:
     """Model + input files + the code that shapes the graph and its vectors."""
-    from memgraph_recall.datasets import locomo, memory_graph
-    from memgraph_recall.locate import query_modules_dir
+    from memgraph_recall.datasets import locomo
 
-    lib = query_modules_dir() / "recall_lib"
-    code = (Path(locomo.__file__), Path(memory_graph.__file__), lib / "passages.py", lib / "embedding.py")
-    parts = [model, *(file_sha256(p) for p in paths), *(file_sha256(p) for p in code if p.is_file())]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+    return graph_cache_key(model, paths, Path(locomo.__file__))
 
 
 def embed_all(runtime, model: str) -> dict:
