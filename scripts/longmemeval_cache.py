@@ -1,4 +1,4 @@
-"""The embedded LongMemEval graph under `results/cache/`: built through `recall.embed`, resumable after a kill.
+"""The embedded LongMemEval graph under `results/cache/`: built through `recall.embed`, and resumable.
 
 Embedding the dev file (~73k passages) takes over an hour on a small machine, so progress must survive an
 interruption. Each question (= user) is embedded on its own, `recall.embed({user: ...})` until nothing
@@ -80,12 +80,16 @@ class ActionVertices:
             self.ids = {v.props["action_id"]: v.id for v in store.vertices.values()
                         if "Action" in v.labels and "action_id" in v.props}
 
+    def properties(self, action_id: str) -> dict:
+        """The action's properties as plain values (vectors as lists of floats)."""
+        return self.runtime.store.node(self.ids[action_id]).properties
+
     def read(self, user_id: str, action_ids: Sequence[str], model: str, messages: int,
              seconds: float) -> Shard:
         """The vectors of `action_ids` (all from `model`) as a shard."""
         kept, counts, rows = [], [], []
         for action_id in action_ids:
-            props = self.runtime.store.node(self.ids[action_id]).properties
+            props = self.properties(action_id)
             if props.get("embedding_model") != model or props.get("passage_embeddings") is None:
                 continue  # a message without text has no vector
             vectors = np.asarray(props["passage_embeddings"], dtype=np.float32)
