@@ -178,7 +178,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("RECALL_TORCH_THREADS", TORCH_THREADS)
-    os.environ.setdefault("RECALL_MAX_ROWS", str(DEEP))
+    if not os.environ.get("RECALL_MAX_ROWS", "").isdigit() or int(os.environ["RECALL_MAX_ROWS"]) < DEEP:
+        os.environ["RECALL_MAX_ROWS"] = str(DEEP)  # this process's own runtime: the deep ranking needs it
     model = configure_model()
     from memgraph_recall.datasets import longmemeval
     from memgraph_recall.embedded import Runtime

@@ -82,6 +82,32 @@ def _misses(misses: dict, budget: str) -> str:
     return markdown_table(headers, rows)
 
 
+def _failing(entries: list[dict], budget: str) -> str:
+    """Every evidence turn a failing question misses, with its rank in each ranking."""
+    rows = []
+    for entry in entries:
+        if entry["all_evidence"][budget]:
+            continue
+        for ev in entry["evidence"]:
+            if not ev[f"shown_{budget}"]:
+                ranks = ev["ranks"]
+                rows.append([entry["id"], entry["type"], ev["benchmark_id"], ev["role"],
+                             *(ranks[k] if ranks[k] is not None else "-" for k in
+                               ("fused", "turns", "text", "bm25_full", "dense_full"))])
+    headers = ["question", "type", "missed turn", "role", "fused", "turns lane", "text lane", "BM25 full",
+               "dense full"]
+    return markdown_table(headers, rows)
+
+
+def _printer_line(lme: dict) -> str:
+    printer = lme["printer_convention"]
+    values = ", ".join(f"{RUN_NAMES[run]} {printer[run]['turn']['recall_all@10']:.3f} / "
+                       f"{printer[run]['turn']['recall_any@10']:.3f}" for run in RUN_NAMES)
+    return (f"With the printer's convention instead (all {printer['recall']['n']} questions, those without a "
+            f"user-side evidence turn scored recall_all 1, recall_any 0), turn-level recall_all@10 / "
+            f"recall_any@10: {values}.")
+
+
 def _data_lines(extra: dict) -> list[str]:
     emb = extra["embedding"]
     cached = " (measured when the cache was built; this run reused it)" if emb["from_cache"] else ""
@@ -194,7 +220,7 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         "printer "
         "would score them recall_all 1, recall_any 0). recall's ranking is its fused ranking, deep enough "
         "for k = 50.", "",
-        _lme_overall(lme, ks), "",
+        _lme_overall(lme, ks), "", _printer_line(lme), "",
         "Per type, turn level:", "", _lme_per_type(lme, "turn"), "",
         "Per type, session level:", "", _lme_per_type(lme, "session"), "",
         "## recall.render time per question", "",
@@ -213,6 +239,9 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         "does not match it at all. Per question and turn in `questions.jsonl`.", "",
         _misses(results["misses"], "24"), "",
         "The same at 10 TURN rows:", "", _misses(results["misses"], "10"), "",
+        "Each evidence turn missing from the 24 rows, with its rank in the deep fused ranking, in the "
+        "`turns` and `text` lanes (first 300; - = not among them) and in the full BM25 / dense rankings "
+        "(- = BM25 does not match it):", "", _failing(entries, "24"), "",
         "![evidence recall](longmemeval.png)", ""]
     (out_dir / "README.md").write_text("\n".join(lines))
     plot(out_dir / "longmemeval.png", shown)

@@ -77,11 +77,12 @@ def benchmark_ids(question) -> tuple[dict[str, str], list[str], set[str]]:
             {t.benchmark_id for t in user if t.has_answer})
 
 
-def lme_scores(question, outcome: Outcome) -> dict[str, dict] | None:
-    """LongMemEval's metrics of each run's ranking filtered to user turns; None without a user-side
-    evidence turn (skipped, as LongMemEval's retrieval script does since April 2025)."""
+def lme_scores(question, outcome: Outcome, skip: bool = True) -> dict[str, dict] | None:
+    """LongMemEval's metrics of each run's ranking filtered to user turns. Without a user-side evidence
+    turn: None with `skip` (as its retrieval script does since April 2025), else scored as its metrics
+    printer scores them (recall_all 1, recall_any 0, ndcg 0)."""
     ids, corpus, gold = benchmark_ids(question)
-    if not gold:
+    if not gold and skip:
         return None
     return {run: question_metrics(complete([ids[a] for a in outcome.orders[run] if a in ids], corpus), gold,
                                   corpus) for run in RUNS}
@@ -96,6 +97,9 @@ def lme_summary(questions: Sequence, outcomes: dict) -> dict:
         for run in RUNS:
             out[run][name] = {**mean_metrics([s[run] for s in kept]), "n": len(kept)}
     out["skipped_no_user_evidence"] = sorted(q.question_id for q in questions if scored[q.user_id] is None)
+    unskipped = [lme_scores(q, outcomes[q.user_id], skip=False) for q in questions]
+    out["printer_convention"] = {run: {**mean_metrics([s[run] for s in unskipped]), "n": len(unskipped)}
+                                 for run in RUNS}
     return out
 
 

@@ -15,6 +15,13 @@ import eval_longmemeval  # noqa: E402
 import longmemeval_cache  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _script_environment(monkeypatch):
+    """main() sets these for its own process; here they are restored after each test."""
+    monkeypatch.setenv("RECALL_TORCH_THREADS", "1")
+    monkeypatch.setenv("RECALL_MAX_ROWS", str(eval_longmemeval.DEEP))
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--data", "{tmp}/missing.json"], "--data: no such file"),
     (["--data", "{path}", "--types", "multi-session", "temporal"],

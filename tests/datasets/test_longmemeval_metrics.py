@@ -132,6 +132,9 @@ def test_assistant_only_evidence_is_shown_but_skipped_by_longmemeval(scored):
     summary = lme_summary(questions, outcomes)
     assert summary["skipped_no_user_evidence"] == ["hq-assist"]
     assert summary["recall"]["all"]["n"] == 1 and summary["recall"]["single-session-assistant"]["n"] == 0
+    printer = summary["printer_convention"]["recall"]  # hq-assist scored recall_all 1, recall_any 0
+    assert printer["n"] == 2 and printer["turn"]["recall_any@5"] == 0.5
+    assert printer["turn"]["recall_all@5"] == 1.0
     shown = coverage(questions, outcomes)
     assert shown["recall"]["24"]["all"]["all_evidence"] == 1.0
     assert shown["recall"]["24"]["single-session-assistant"] == {
