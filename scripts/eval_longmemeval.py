@@ -46,15 +46,13 @@ from longmemeval_scoring import (  # noqa: E402
 #: The deep ranking's TURN rows (`turns_budget`): every turn any lane or signal ranks (histories have
 #: < 600 turns); the script's own runtime raises the server's row ceiling to allow it.
 DEEP = 1000
-#: How far the `text` and `turns` lanes list their hits for the per-question ranks: their fusion depth.
-LANE_DEPTH = 300
 #: Torch threads of this process's model (the module's default is 1; a real server sets its own).
 TORCH_THREADS = "2"
 
 
 # -- recall ----------------------------------------------------------------------------------------
 class Recall:
-    """`recall.render` and `recall.lanes` for one question at a time, through the real path (the module
+    """`recall.render` for one question at a time, through the real path (the module
     embeds the question)."""
 
     def __init__(self, runtime, model: str, by_minute: dict[tuple[str, str], str]) -> None:
@@ -86,14 +84,18 @@ class Recall:
         return [t["action_id"] for t in turns], lifts, len(plain["text"])
 
     def deep(self, question) -> dict[str, dict[str, int]]:
-        """`recall.lanes` at depth: the fused ranking of every turn it ranks, and the text and turns lanes'
-        own ranks (their first LANE_DEPTH)."""
-        config = {"embedding_model": self.model, "turns_budget": DEEP, "text_k": LANE_DEPTH,
-                  "turns_k": LANE_DEPTH}
+        """`recall.render` at depth with `explain`: the fused rank of every turn the ranking holds, and the
+        rank each turn has in the `text` and `turns` lanes (which vote with their first `fusion_depth`).
+
+        Not `recall.lanes`: it takes no `today`, so its fused lane has no relative dates ("last week")
+        and ranks differently from the rows render shows whenever the question has one."""
+        row, _ = self._render(question, {"turns_budget": DEEP, "explain": True})
         ranks: dict[str, dict[str, int]] = {"fused": {}, "text": {}, "turns": {}}
-        for row in self.runtime.call("recall.lanes", question.user_id, question.question, config):
-            if row["lane"] in ranks:
-                ranks[row["lane"]].setdefault(row["key"], row["rank"])
+        for turn in row["recalled"]["turns"]:
+            ranks["fused"][turn["action_id"]] = turn["fused"]["rank"]
+            for lane in turn["lanes"]:
+                if lane["lane"] in ranks:
+                    ranks[lane["lane"]][turn["action_id"]] = lane["rank"]
         return ranks
 
 
@@ -202,7 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     users, by_minute = read_turns(ActionVertices(runtime), scored, model)
     baselines = Baselines(users, {q.user_id: (q.user_id, q.question) for q in scored}, model)
     recall = Recall(runtime, model, by_minute)
+    load = os.getloadavg()
     outcomes = {q.user_id: evaluate(q, recall, baselines) for q in tqdm(scored, desc="questions", unit="q")}
+    load = [round(x, 2) for x in (*load, *os.getloadavg())]
 
     entries = per_question(scored, outcomes)
     results = {"shown": coverage(scored, outcomes), "longmemeval": lme_summary(scored, outcomes),
@@ -218,8 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "agree": sum(o.agree for o in outcomes.values()),
         "prefix_ok": sum(o.prefix_ok for o in outcomes.values()),
         "lifted": dict(sum((Counter({k: 1 for k in o.lifts}) for o in outcomes.values()), Counter())),
-        "budgets": list(BUDGETS), "ks": list(KS), "deep": DEEP, "lane_depth": LANE_DEPTH,
-        "torch_threads": os.environ["RECALL_TORCH_THREADS"],
+        "budgets": list(BUDGETS), "ks": list(KS), "deep": DEEP,
+        "torch_threads": os.environ["RECALL_TORCH_THREADS"], "load_average": load,
         "deep_user_turns_min": min(sum(a in benchmark_ids(q)[0] for a in outcomes[q.user_id].orders["recall"])
                                    for q in scored),
     }

@@ -30,14 +30,15 @@ METRICS = ("recall_any", "recall_all", "ndcg_any")
 # -- evidence shown --------------------------------------------------------------------------------
 def evidence_shown(evidence: Sequence[str], answer_sessions: Iterable[str], shown: Sequence[str],
                    session_of: dict[str, str]) -> dict[str, float]:
-    """For one question: all / any evidence turn among `shown`, the share shown, and whether each answer
-    session (by the benchmark's own session id, so either copy of a repeated one counts) has a shown row."""
+    """For one question: all / any evidence turn among `shown`, the share shown, whether each answer
+    session (by the benchmark's own session id, so either copy of a repeated one counts) has a shown row,
+    and how many distinct sessions the rows come from."""
     shown_set = set(shown)
     hits = sum(turn in shown_set for turn in evidence)
     touched = {session_of[turn] for turn in shown}
     return {"all_evidence": float(hits == len(evidence)), "any_evidence": float(hits > 0),
             "evidence_recall": hits / len(evidence) if evidence else 1.0,
-            "answer_sessions": float(set(answer_sessions) <= touched)}
+            "answer_sessions": float(set(answer_sessions) <= touched), "sessions": float(len(touched))}
 
 
 # -- LongMemEval -----------------------------------------------------------------------------------

@@ -127,8 +127,12 @@ def _data_lines(extra: dict) -> list[str]:
         f"{extra['agree']} of {extra['scored']} questions",
         f"- 10 rows = the first 10 of the 24, and the 24 = the first 24 of the deep ranking: "
         f"{extra['prefix_ok']} of {extra['scored']} questions",
-        f"- Deep ranking (`recall.lanes`, `turns_budget` {extra['deep']}): at least "
-        f"{extra['deep_user_turns_min']} user turns ranked in every question (k = 50 needs 50)",
+        f"- Deep ranking (`recall.render` with `explain` at `turns_budget` {extra['deep']}, the same ranking "
+        f"as the rows): at least {extra['deep_user_turns_min']} user turns ranked in every question (k = 50 "
+        "needs 50). Not `recall.lanes`: it takes no `today`, so its fused lane misses relative dates "
+        "(\"last week\") and can rank differently from the rows",
+        f"- Load average (1, 5, 15 min) before and after the scored calls: {extra['load_average'][:3]} / "
+        f"{extra['load_average'][3:]} (the machine is shared; times scale with it)",
         f"- Questions with a shown row lifted by a signal (`explain`): {lifted}",
     ]
 
@@ -207,6 +211,7 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         _side_by_side(shown, "all_evidence"), "",
         "Any evidence turn shown:", "", _side_by_side(shown, "any_evidence"), "",
         "Every answer session touched by a shown row:", "", _side_by_side(shown, "answer_sessions"), "",
+        "Distinct sessions the rows come from (mean):", "", _side_by_side(shown, "sessions"), "",
         "recall alone: any evidence, sessions, share of evidence turns shown and characters rendered:", "",
         _recall_rows(shown), "",
         "## LongMemEval's retrieval metrics", "",
@@ -233,14 +238,14 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         "fused ranking; all turns, user and assistant).", "",
         _headroom(results["headroom"]), "",
         "## Where recall misses", "",
-        "Each evidence turn missing from recall's 24 TURN rows, by its rank in the deep fused "
-        "ranking and its "
-        "best rank in the `turns` (vector) or `text` (BM25) lane (their first 300); \"no shared word\": BM25 "
-        "does not match it at all. Per question and turn in `questions.jsonl`.", "",
+        "Each evidence turn missing from recall's 24 TURN rows, by its rank in the deep fused ranking and "
+        "its best rank in the `turns` (vector) or `text` (BM25) lane (each votes with its first "
+        "`fusion_depth`, 300); \"no shared word\": BM25 does not match it at all. "
+        "Per question and turn in `questions.jsonl`.", "",
         _misses(results["misses"], "24"), "",
         "The same at 10 TURN rows:", "", _misses(results["misses"], "10"), "",
         "Each evidence turn missing from the 24 rows, with its rank in the deep fused ranking, in the "
-        "`turns` and `text` lanes (first 300; - = not among them) and in the full BM25 / dense rankings "
+        "`turns` and `text` lanes (first 300 each; - = not among them) and in the full BM25 / dense rankings "
         "(- = BM25 does not match it):", "", _failing(entries, "24"), "",
         "![evidence recall](longmemeval.png)", ""]
     (out_dir / "README.md").write_text("\n".join(lines))

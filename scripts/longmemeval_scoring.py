@@ -158,7 +158,7 @@ def per_question(questions: Sequence, outcomes: dict) -> list[dict]:
                                         for k in BUDGETS},
             "shown_24": shown, "chars": {str(k): v for k, v in outcome.chars.items()},
             "render_ms": {"first": ms(outcome.seconds[0]), "second": ms(outcome.seconds[1])},
-            "lifts": dict(outcome.lifts),
+            "lifts": dict(outcome.lifts), "checks": {"agree": outcome.agree, "prefix_ok": outcome.prefix_ok},
         })
     return entries
 

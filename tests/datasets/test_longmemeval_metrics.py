@@ -98,9 +98,11 @@ def test_complete_appends_the_unranked_in_corpus_order():
 def test_evidence_shown_counts_all_any_and_sessions():
     session_of = {"a1": "answer_s", "a2": "answer_s", "b1": "answer_t", "c1": "chat"}
     got = evidence_shown(["a2", "b1"], {"answer_s", "answer_t"}, ["c1", "a2"], session_of)
-    assert got == {"all_evidence": 0.0, "any_evidence": 1.0, "evidence_recall": 0.5, "answer_sessions": 0.0}
+    assert got == {"all_evidence": 0.0, "any_evidence": 1.0, "evidence_recall": 0.5, "answer_sessions": 0.0,
+                   "sessions": 2.0}
     got = evidence_shown(["a2", "b1"], {"answer_s", "answer_t"}, ["a1", "b1", "a2"], session_of)
-    assert got == {"all_evidence": 1.0, "any_evidence": 1.0, "evidence_recall": 1.0, "answer_sessions": 1.0}
+    assert got == {"all_evidence": 1.0, "any_evidence": 1.0, "evidence_recall": 1.0, "answer_sessions": 1.0,
+                   "sessions": 2.0}
 
 
 # -- the evaluation's scoring on the hand-written history --------------------------------------------------
@@ -139,7 +141,7 @@ def test_assistant_only_evidence_is_shown_but_skipped_by_longmemeval(scored):
     assert shown["recall"]["24"]["all"]["all_evidence"] == 1.0
     assert shown["recall"]["24"]["single-session-assistant"] == {
         "all_evidence": 1.0, "any_evidence": 1.0, "evidence_recall": 1.0, "answer_sessions": 1.0,
-        "chars": 2400.0, "n": 1}
+        "sessions": 4.0, "chars": 2400.0, "n": 1}
 
 
 def test_per_question_ranks_and_misses(scored):
