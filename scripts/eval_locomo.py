@@ -36,7 +36,7 @@ from bench_common import (  # noqa: E402
     graph_cache_key,
     provenance,
 )
-from eval_common import Baselines, UserTurns, turn_rows  # noqa: E402
+from eval_common import SIGNALS, Baselines, UserTurns, turn_rows  # noqa: E402
 from locomo_report import write_report  # noqa: E402
 
 #: Category groups scored: 1-4 together (the headline), each category, and 5 (adversarial) alone.
@@ -47,14 +47,6 @@ NO_FACT_LANES = [lane for lane in LANES if lane not in FACT_LANES]
 #: TURN rows shown: the default budget, and the first 10 of the same ranking.
 DEFAULT_BUDGET = 24
 BUDGETS = (DEFAULT_BUDGET, 10)
-#: Each ranking signal switched off on its own (the ablation).
-SIGNALS = {
-    "speaker": {"speaker_boost": 0},
-    "session": {"session_boost": 0},
-    "neighbours": {"neighbour_boost": 0},
-    "dates": {"date_boost": 0},
-    "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0},
-}
 #: The leave-one-conversation-out grid: a seeded sample of these combinations, plus the defaults.
 GRID = {
     "fusion_k": (3, 5, 8),

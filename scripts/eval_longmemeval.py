@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import ROOT, configure_model, graph_cache_key, provenance  # noqa: E402
-from eval_common import Baselines, UserTurns, turn_rows  # noqa: E402
+from eval_common import SIGNALS, Baselines, UserTurns, turn_rows  # noqa: E402
 from longmemeval_cache import ActionVertices, CacheFiles, load_embedded  # noqa: E402
 from longmemeval_metrics import KS  # noqa: E402
 from longmemeval_report import write_report  # noqa: E402
@@ -41,6 +41,7 @@ from longmemeval_scoring import (  # noqa: E402
     misses,
     per_question,
     render_times,
+    signals_off,
 )
 
 #: The deep ranking's TURN rows (`turns_budget`): every turn any lane or signal ranks (histories have
@@ -73,6 +74,11 @@ class Recall:
         from_text = [self.by_minute.get(key, "?") for key in turn_rows(text)]
         agree = from_text == [t["action_id"] for t in recalled["turns"]] and again["text"] == text
         return row, (first, second), agree
+
+    def order(self, question, config: dict) -> list[str]:
+        """The TURN rows at BUDGET with `config`, best first (fused rank, from `explain`)."""
+        row, _ = self._render(question, {**config, "turns_budget": BUDGET, "explain": True})
+        return [t["action_id"] for t in sorted(row["recalled"]["turns"], key=lambda t: t["fused"]["rank"])]
 
     def ranked(self, question, budget: int) -> tuple[list[str], Counter, int]:
         """The TURN rows best first (fused rank, from `explain`), the signals that lifted them, and the
@@ -116,7 +122,8 @@ def evaluate(question, recall: Recall, baselines: Baselines) -> Outcome:
     shown_by_run = {"recall": shown24, **{run: orders[run][:BUDGET] for run in ("bm25", "dense")}}
     return Outcome(shown=shown_by_run,
                    chars={BUDGET: chars24, 10: chars10}, orders=orders, lane_ranks=lanes, seconds=seconds,
-                   lifts=lifts, agree=agree and chars24 == len(row["text"]), prefix_ok=prefix_ok)
+                   lifts=lifts, agree=agree and chars24 == len(row["text"]), prefix_ok=prefix_ok,
+                   signals_off={name: recall.order(question, config) for name, config in SIGNALS.items()})
 
 
 # -- data ------------------------------------------------------------------------------------------
@@ -211,6 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     entries = per_question(scored, outcomes)
     results = {"shown": coverage(scored, outcomes), "longmemeval": lme_summary(scored, outcomes),
                "render_time": render_times(scored, outcomes), "headroom": headroom(scored, outcomes),
+               "signals_off": signals_off(scored, outcomes),
                "misses": misses(entries)}
     extra = {
         "file": args.data.name, "questions": len(data.questions), "scored": len(scored),

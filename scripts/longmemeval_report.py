@@ -53,6 +53,14 @@ def _lme_per_type(lme: dict, level: str) -> str:
     return markdown_table(headers, rows)
 
 
+def _signals(off: dict, shown: dict) -> str:
+    names = list(shown["recall"]["24"])
+    rows = [["recall (all signals on)", k, *(shown["recall"][k][g]["all_evidence"] for g in names)]
+            for k in shown["recall"]]
+    rows += [[f"without {name}", k, *(off[name][k][g] for g in names)] for name in off for k in off[name]]
+    return markdown_table(["run", "TURN rows", *names], rows)
+
+
 def _times(times: dict) -> str:
     rows = [[name, *(times[name][call][stat] for call in ("first", "second")
                      for stat in ("mean_ms", "median_ms", "max_ms"))] for name in times]
@@ -157,8 +165,9 @@ def plot(path: Path, shown: dict) -> None:
         ax.set_title(f"{budget} TURN rows", fontsize=10)
         ax.set_xlabel("share of questions with ALL evidence turns shown")
     axes[0].set_yticks(range(len(names)), names[::-1])
-    axes[0].axvline(0.95, color="#c53030", linestyle="--", linewidth=1)
-    axes[1].axvline(0.88, color="#c53030", linestyle="--", linewidth=1)
+    axes[0].axvline(0.95, color="#c53030", linestyle="--", linewidth=1, label="target 0.95")
+    axes[1].axvline(0.88, color="#c53030", linestyle="--", linewidth=1, label="target 0.88")
+    axes[0].legend(loc="lower left", fontsize=7, handles=axes[0].get_lines())
     axes[1].legend(loc="lower right", fontsize=8)
     fig.suptitle("LongMemEval S evidence recall (embedded runtime, all-MiniLM-L6-v2, no facts)", fontsize=11)
     fig.tight_layout()
@@ -228,6 +237,11 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         _lme_overall(lme, ks), "", _printer_line(lme), "",
         "Per type, turn level:", "", _lme_per_type(lme, "turn"), "",
         "Per type, session level:", "", _lme_per_type(lme, "session"), "",
+        "## Ranking signals off", "",
+        "All evidence shown with one signal of the fused ranking switched off (its weight 0; `all signals`: "
+        "plain reciprocal-rank fusion of the lanes). The speaker signal never fires here: no question names "
+        "`user` or `assistant`.", "",
+        _signals(results["signals_off"], shown), "",
         "## recall.render time per question", "",
         "First call on a cold cache for that user (`recall.invalidate` before it: the user's snapshot is "
         "built, the question embedded), then a second call (warm), both at 24 TURN rows with the module "

@@ -7,7 +7,7 @@ Pure functions over `Outcome`s (one per question, keyed by user id), so they are
 import statistics
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bench_common import ms
 from longmemeval_metrics import complete, evidence_shown, mean_metrics, question_metrics
@@ -34,6 +34,7 @@ class Outcome:
     lifts: Counter  # signals that lifted a shown row (explain), counted per row
     agree: bool  # the TURN rows of the text are the `recalled` turns, and the second call renders the same
     prefix_ok: bool  # the 10 rows are the first 10 of the 24, the 24 the first 24 of the deep ranking
+    signals_off: dict[str, list[str]] = field(default_factory=dict)  # a signal off -> its rows, best first
 
 
 def groups(questions: Sequence) -> dict[str, list]:
@@ -67,6 +68,14 @@ def coverage(questions: Sequence, outcomes: dict) -> dict:
                     summary["chars"] = round(statistics.fmean(chars), 1)
                 out[run][str(k)][name] = {**summary, "n": len(members)}
     return out
+
+
+def signals_off(questions: Sequence, outcomes: dict) -> dict:
+    """signal switched off -> budget -> group -> the all-evidence share of recall's rows without it."""
+    names = next(iter(outcomes.values())).signals_off if outcomes else {}
+    return {name: {str(k): {group: round(statistics.fmean(
+        set(q.evidence) <= set(outcomes[q.user_id].signals_off[name][:k]) for q in members), 4)
+        for group, members in groups(questions).items()} for k in BUDGETS} for name in names}
 
 
 # -- LongMemEval's metrics -------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from longmemeval_scoring import (  # noqa: E402
     misses,
     per_question,
     render_times,
+    signals_off,
 )
 
 # Six user turns of one history; two gold turns in the answer session `answer_x` (its third turn has no
@@ -110,7 +111,8 @@ def outcome(question, order: list[str], budget: int = 24) -> Outcome:
     return Outcome(shown={run: order[:budget] for run in ("recall", "bm25", "dense")},
                    chars={24: 2400, 10: 1000}, orders={run: order for run in ("recall", "bm25", "dense")},
                    lane_ranks={"fused": {t: r for r, t in enumerate(order, 1)}, "turns": {}, "text": {}},
-                   seconds=(0.2, 0.05), lifts=Counter({"session": 3}), agree=True, prefix_ok=True)
+                   seconds=(0.2, 0.05), lifts=Counter({"session": 3}), agree=True, prefix_ok=True,
+                   signals_off={"session": order[::-1]})
 
 
 @pytest.fixture(scope="module")
@@ -162,5 +164,8 @@ def test_per_question_ranks_and_misses(scored):
     assert found["single-session-assistant"]["10"]["roles"] == {"assistant": 1}
     deep = headroom(questions, narrow, depths=(4, 7, 11))
     assert deep["recall"]["all"] == {"4": 0.0, "7": 0.5, "11": 1.0}
+    off = signals_off(questions, narrow)  # reversed rankings: the evidence first
+    assert off == {"session": {"24": {"all": 1.0, "single-session-assistant": 1.0, "multi-session": 1.0},
+                               "10": {"all": 1.0, "single-session-assistant": 1.0, "multi-session": 1.0}}}
     times = render_times(questions, narrow)
     assert times["all"]["first"] == {"mean_ms": 200.0, "median_ms": 200.0, "max_ms": 200.0}
