@@ -47,8 +47,12 @@ from longmemeval_scoring import (  # noqa: E402
 #: The deep ranking's TURN rows (`turns_budget`): every turn any lane or signal ranks (histories have
 #: < 600 turns); the script's own runtime raises the server's row ceiling to allow it.
 DEEP = 1000
-#: Torch threads of this process's model (the module's default is 1; a real server sets its own).
+#: Torch threads while embedding, in this process only (the module's default is 1; a server sets its own).
 TORCH_THREADS = "2"
+#: Torch threads for the scored calls: the module's default. On a shared 2-core machine two threads made
+#: every question embedding ~0.5 s slower while another process kept a core busy (a thread of the pair
+#: waits on the other), one thread costs ~7 ms a call when the machine is idle.
+SCORING_THREADS = 1
 
 
 # -- recall ----------------------------------------------------------------------------------------
@@ -207,6 +211,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"query modules failed to load: {runtime.load_errors}")
     files = CacheFiles.of(args.cache, graph_cache_key(model, [args.data], Path(longmemeval.__file__)))
     embedding = load_embedded(runtime, data, to_embed, model, files)
+    runtime.call("recall.status", {"embedding_model": model})  # loads the model before any timed call
+    import torch
+
+    torch.set_num_threads(SCORING_THREADS)  # process-wide, after the module set its own at load
 
     users, by_minute = read_turns(ActionVertices(runtime), scored, model)
     baselines = Baselines(users, {q.user_id: (q.user_id, q.question) for q in scored}, model)
@@ -231,7 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "prefix_ok": sum(o.prefix_ok for o in outcomes.values()),
         "lifted": dict(sum((Counter({k: 1 for k in o.lifts}) for o in outcomes.values()), Counter())),
         "budgets": list(BUDGETS), "ks": list(KS), "deep": DEEP,
-        "torch_threads": os.environ["RECALL_TORCH_THREADS"], "load_average": load,
+        "torch_threads": os.environ["RECALL_TORCH_THREADS"], "scoring_threads": SCORING_THREADS,
+        "load_average": load,
         "deep_user_turns_min": min(sum(a in benchmark_ids(q)[0] for a in outcomes[q.user_id].orders["recall"])
                                    for q in scored),
     }

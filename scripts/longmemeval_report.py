@@ -245,7 +245,8 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         "## recall.render time per question", "",
         "First call on a cold cache for that user (`recall.invalidate` before it: the user's snapshot is "
         "built, the question embedded), then a second call (warm), both at 24 TURN rows with the module "
-        "embedding the question.", "",
+        f"embedding the question, on {extra['scoring_threads']} torch thread(s) (the module's default; "
+        "the embedding used more). The model is loaded before the first timed call.", "",
         _times(results["render_time"]), "",
         "## How deep the evidence sits", "",
         "Share of questions with all evidence within the first k of each full ranking (recall: its deep "
