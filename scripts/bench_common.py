@@ -1,7 +1,8 @@
-"""Shared by the benchmark scripts: model setup, the machine line, markdown, memory, percentiles and the
-collector's share of a timed call."""
+"""Shared by the evaluations and benchmarks: model setup, cache keys, the machine line, markdown, memory,
+percentiles and the collector's share of a timed call."""
 
 import gc
+import hashlib
 import json
 import os
 import platform
@@ -33,6 +34,23 @@ def configure_model() -> str:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     return PACKAGED_MODEL
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def graph_cache_key(model: str, inputs: Sequence[Path], loader: Path) -> str:
+    """Model + input files + the code that shapes an embedded graph and its vectors: the dataset's
+    loader, the graph builder and recall_lib's passage split and embedding units. Ranking code is left
+    out on purpose, so a ranking change reuses the cached vectors."""
+    from memgraph_recall.datasets import memory_graph
+    from memgraph_recall.locate import query_modules_dir
+
+    lib = query_modules_dir() / "recall_lib"
+    code = (Path(loader), Path(memory_graph.__file__), lib / "passages.py", lib / "embedding.py")
+    parts = [model, *(file_sha256(p) for p in inputs), *(file_sha256(p) for p in code if p.is_file())]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
 def ms(seconds: float) -> float:

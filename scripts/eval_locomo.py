@@ -15,17 +15,15 @@ headline figures to `--json`.
 """
 
 import argparse
-import hashlib
 import itertools
 import json
 import random
-import re
 import statistics
 import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,10 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (  # noqa: E402
     ROOT,
     configure_model,
-    model_folder,
+    graph_cache_key,
     provenance,
-    use_recall_lib,
 )
+from eval_common import SIGNALS, Baselines, UserTurns, turn_rows  # noqa: E402
 from locomo_report import write_report  # noqa: E402
 
 #: Category groups scored: 1-4 together (the headline), each category, and 5 (adversarial) alone.
@@ -49,14 +47,6 @@ NO_FACT_LANES = [lane for lane in LANES if lane not in FACT_LANES]
 #: TURN rows shown: the default budget, and the first 10 of the same ranking.
 DEFAULT_BUDGET = 24
 BUDGETS = (DEFAULT_BUDGET, 10)
-#: Each ranking signal switched off on its own (the ablation).
-SIGNALS = {
-    "speaker": {"speaker_boost": 0},
-    "session": {"session_boost": 0},
-    "neighbours": {"neighbour_boost": 0},
-    "dates": {"date_boost": 0},
-    "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0},
-}
 #: The leave-one-conversation-out grid: a seeded sample of these combinations, plus the defaults.
 GRID = {
     "fusion_k": (3, 5, 8),
@@ -70,27 +60,9 @@ DEFAULTS = {"fusion_k": 5, "fusion_depth": 300, "speaker_boost": 1.0, "session_b
             "neighbour_boost": 0.35, "date_boost": 1.0}
 #: Lanes asked how deep each evidence turn sits in them (per-question file): their top this many.
 LANE_DEPTH = 200
-_TURN_ROW = re.compile(r"^TURN \[session (?P<session>[^,\]]+), (?P<minute>\d{4}-\d\d-\d\dT\d\d:\d\d)[,\]]")
 
 
 # -- data ------------------------------------------------------------------------------------------
-@dataclass
-class UserTurns:
-    """One user's turns as the baselines see them: texts, and passage vectors grouped per turn."""
-
-    action_ids: list[str] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    vectors: list[np.ndarray] = field(default_factory=list)
-    matrix: np.ndarray | None = None
-    starts: np.ndarray | None = None  # first passage row of each turn in `matrix`
-
-    def finish(self) -> None:
-        counts = [len(v) for v in self.vectors]
-        self.matrix = np.concatenate(self.vectors).astype(np.float32)
-        self.matrix /= np.linalg.norm(self.matrix, axis=1, keepdims=True)
-        self.starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-
-
 @dataclass
 class Shown:
     """What one recall call (or baseline) put in front of the model: turns best first (fused rank)."""
@@ -103,19 +75,11 @@ class Shown:
         return Shown(self.turns[:k], self.facts, self.chars)
 
 
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def cache_key(model: str, paths: Sequence[Path]) -> str:
     """Model + input files + the code that shapes the graph and its vectors."""
-    from memgraph_recall.datasets import locomo, memory_graph
-    from memgraph_recall.locate import query_modules_dir
+    from memgraph_recall.datasets import locomo
 
-    lib = query_modules_dir() / "recall_lib"
-    code = (Path(locomo.__file__), Path(memory_graph.__file__), lib / "passages.py", lib / "embedding.py")
-    parts = [model, *(file_sha256(p) for p in paths), *(file_sha256(p) for p in code if p.is_file())]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+    return graph_cache_key(model, paths, Path(locomo.__file__))
 
 
 def embed_all(runtime, model: str) -> dict:
@@ -211,8 +175,7 @@ class Recall:
         self.seconds.append(time.perf_counter() - start)
         text, recalled = row["text"], row["recalled"]
         from_map = [t["action_id"] for t in recalled["turns"]]
-        from_text = [self.by_minute.get((m["session"], m["minute"]), "?") for m in
-                     (_TURN_ROW.match(line) for line in text.splitlines()) if m]
+        from_text = [self.by_minute.get(row, "?") for row in turn_rows(text)]
         fact_lines = sum(1 for line in text.splitlines() if line.startswith("FACT:"))
         self.agree[from_text == from_map and fact_lines == len(recalled["facts"])] += 1
         return Shown(from_map, len(recalled["facts"]), len(text))
@@ -239,44 +202,6 @@ class Recall:
     def _call(self, question, config: dict) -> dict:
         return self.runtime.call("recall.render", question.user_id, question.question,
                                  question.today.isoformat(), {"embedding_model": self.model, **config})[0]
-
-
-# -- baselines -------------------------------------------------------------------------------------
-class Baselines:
-    """BM25-only and dense-only rankings of a user's turns, computed here with numpy and recall_lib."""
-
-    def __init__(self, users: dict[str, UserTurns], questions, model: str) -> None:
-        use_recall_lib()
-        from recall_lib.textindex import BM25Index, query_terms
-        from sentence_transformers import SentenceTransformer
-
-        self.users = users
-        self._query_terms = query_terms
-        self.bm25 = {user: BM25Index.build(turns.texts) for user, turns in users.items()}
-        encoder = SentenceTransformer(str(model_folder(model)), device="cpu")
-        texts = [q.question for q in questions]
-        vectors = encoder.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-        self.vectors = {(q.user_id, q.index): v.astype(np.float32)
-                        for q, v in zip(questions, vectors, strict=True)}
-
-    def bm25_order(self, question) -> list[str]:
-        """Every turn the question's terms match, best first (the text lane's scoring, unlimited)."""
-        index = self.bm25[question.user_id]
-        docs, _ = index.search(self._query_terms(question.question, index), index.n_docs)
-        return [self.users[question.user_id].action_ids[i] for i in docs]
-
-    def dense_order(self, question) -> list[str]:
-        """All turns by their best passage cosine to the question, best first (ties by position)."""
-        turns = self.users[question.user_id]
-        query = self.vectors[(question.user_id, question.index)]
-        scores = np.maximum.reduceat(turns.matrix @ query, turns.starts)
-        return [turns.action_ids[i] for i in np.argsort(-scores, kind="stable")]
-
-    def shown(self, order: list[str], question, k: int) -> Shown:
-        turns = self.users[question.user_id]
-        length = dict(zip(turns.action_ids, map(len, turns.texts), strict=True))
-        chosen = order[:k]
-        return Shown(chosen, 0, sum(length[a] + 1 for a in chosen))
 
 
 # -- scoring ---------------------------------------------------------------------------------------
@@ -436,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit:
         per_user: Counter = Counter()
         scored = [q for q in scored if (per_user.update([q.user_id]) or per_user[q.user_id] <= args.limit)]
-    baselines = Baselines(users, scored, model)
+    baselines = Baselines(users, {key_of(q): (q.user_id, q.question) for q in scored}, model)
     recall = Recall(runtime, model, by_minute, {key: v.tolist() for key, v in baselines.vectors.items()})
 
     shown = run_all("recall (timed)", scored, recall.timed)
@@ -454,7 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         off = FACT_LANES if lane == "fact lanes" else (lane,)
         config = {"lanes": [x for x in LANES if x not in off], "turns_budget": DEFAULT_BUDGET}
         lane_runs[lane] = run_all(f"without {lane}", scored, lambda q, c=config: recall.ranked(q, c))
-    orders = {key_of(q): (baselines.bm25_order(q), baselines.dense_order(q)) for q in scored}
+    orders = {key_of(q): (baselines.bm25_order(key_of(q)), baselines.dense_order(key_of(q))) for q in scored}
     for position, kind in enumerate(("bm25", "dense")):
         ranked[f"{kind} alone"] = {key: Shown(order[position][:DEFAULT_BUDGET])
                                    for key, order in orders.items()}

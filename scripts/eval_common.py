@@ -1,0 +1,79 @@
+"""Shared by the dataset evaluations (LoCoMo, LongMemEval): users' turns with their vectors, the BM25-only
+and dense-only baselines recall is measured against, and reading TURN rows back out of a rendered text."""
+
+import re
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from bench_common import model_folder, use_recall_lib
+
+#: Each ranking signal switched off on its own (the ablations' configs).
+SIGNALS = {
+    "speaker": {"speaker_boost": 0},
+    "session": {"session_boost": 0},
+    "neighbours": {"neighbour_boost": 0},
+    "dates": {"date_boost": 0},
+    "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0},
+}
+#: A rendered TURN row's session and minute, which name its turn (`TURN [session s1, 2023-05-20T02:21, x]`).
+TURN_ROW = re.compile(r"^TURN \[session (?P<session>[^,\]]+), (?P<minute>\d{4}-\d\d-\d\dT\d\d:\d\d)[,\]]")
+
+
+def turn_rows(text: str) -> list[tuple[str, str]]:
+    """(session, minute) of each TURN row of a rendered text, in display order."""
+    return [(m["session"], m["minute"]) for m in map(TURN_ROW.match, text.splitlines()) if m]
+
+
+@dataclass
+class UserTurns:
+    """One user's turns as the baselines see them: texts, and passage vectors grouped per turn."""
+
+    action_ids: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    vectors: list[np.ndarray] = field(default_factory=list)
+    matrix: np.ndarray | None = None
+    starts: np.ndarray | None = None  # first passage row of each turn in `matrix`
+
+    def finish(self) -> None:
+        counts = [len(v) for v in self.vectors]
+        self.matrix = np.concatenate(self.vectors).astype(np.float32)
+        self.matrix /= np.linalg.norm(self.matrix, axis=1, keepdims=True)
+        self.starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+
+class Baselines:
+    """BM25-only and dense-only rankings of a user's turns, computed here with numpy and recall_lib.
+
+    `queries` maps a question's key to (user_id, question text); the question vectors are encoded here
+    with the same model folder the module uses, so dense alone is the `turns` lane without a cut.
+    """
+
+    def __init__(self, users: Mapping[str, UserTurns], queries: Mapping[Hashable, tuple[str, str]],
+                 model: str) -> None:
+        use_recall_lib()
+        from recall_lib.textindex import BM25Index, query_terms
+        from sentence_transformers import SentenceTransformer
+
+        self.users = users
+        self.queries = queries
+        self._query_terms = query_terms
+        self.bm25 = {user: BM25Index.build(turns.texts) for user, turns in users.items()}
+        encoder = SentenceTransformer(str(model_folder(model)), device="cpu")
+        keys = list(queries)
+        vectors = encoder.encode([queries[k][1] for k in keys], batch_size=64, normalize_embeddings=True,
+                                 convert_to_numpy=True)
+        self.vectors = {key: v.astype(np.float32) for key, v in zip(keys, vectors, strict=True)}
+
+    def bm25_order(self, key: Hashable) -> list[str]:
+        """Every turn the question's terms match, best first (the text lane's scoring, unlimited)."""
+        user, question = self.queries[key]
+        index = self.bm25[user]
+        docs, _ = index.search(self._query_terms(question, index), index.n_docs)
+        return [self.users[user].action_ids[i] for i in docs]
+
+    def dense_order(self, key: Hashable) -> list[str]:
+        """All turns by their best passage cosine to the question, best first (ties by position)."""
+        turns = self.users[self.queries[key][0]]
+        scores = np.maximum.reduceat(turns.matrix @ self.vectors[key], turns.starts)
+        return [turns.action_ids[i] for i in np.argsort(-scores, kind="stable")]

@@ -1,0 +1,264 @@
+#!/usr/bin/env python
+"""LongMemEval S through recall: does recall put a question's evidence turns in front of the model?
+
+One command: load the file (each question its own user in one graph), embed it through `recall.embed` on
+the embedded runtime (or reuse the embedded graph cached under `results/cache/`, resuming a run that was
+interrupted), then for every question call `recall.render` with `today` = the question's date at a fixed
+24 TURN rows (and 10, the first 10 of the same ranking) and score the rows against the `has_answer`
+turns. In the same run: LongMemEval's own retrieval metrics of recall's fused ranking (user turns only,
+deep enough for k = 50), of BM25 alone and of dense alone; the time of a first (cold) and a second (warm)
+`recall.render` per question; each evidence turn's rank in the fused ranking and in each lane. Writes a
+markdown report, a PNG, `questions.jsonl` and `details.json` under `--results`.
+
+    python scripts/eval_longmemeval.py --data ../shared/data/longmemeval/longmemeval_s_dev.json
+"""
+
+import argparse
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import ROOT, configure_model, graph_cache_key, provenance  # noqa: E402
+from eval_common import SIGNALS, Baselines, UserTurns, turn_rows  # noqa: E402
+from longmemeval_cache import ActionVertices, CacheFiles, load_embedded  # noqa: E402
+from longmemeval_metrics import KS  # noqa: E402
+from longmemeval_report import write_report  # noqa: E402
+from longmemeval_scoring import (  # noqa: E402
+    BUDGET,
+    BUDGETS,
+    Outcome,
+    benchmark_ids,
+    coverage,
+    headroom,
+    lme_summary,
+    misses,
+    per_question,
+    render_times,
+    signals_off,
+)
+
+#: The deep ranking's TURN rows (`turns_budget`): every turn any lane or signal ranks (histories have
+#: < 600 turns); the script's own runtime raises the server's row ceiling to allow it.
+DEEP = 1000
+#: Torch threads while embedding, in this process only (the module's default is 1; a server sets its own).
+TORCH_THREADS = "2"
+#: Torch threads for the scored calls: the module's default. On a shared 2-core machine two threads made
+#: every question embedding ~0.5 s slower while another process kept a core busy (a thread of the pair
+#: waits on the other), one thread costs ~7 ms a call when the machine is idle.
+SCORING_THREADS = 1
+
+
+# -- recall ----------------------------------------------------------------------------------------
+class Recall:
+    """`recall.render` for one question at a time, through the real path (the module
+    embeds the question)."""
+
+    def __init__(self, runtime, model: str, by_minute: dict[tuple[str, str], str]) -> None:
+        self.runtime, self.model, self.by_minute = runtime, model, by_minute
+
+    def _render(self, question, config: dict) -> tuple[dict, float]:
+        start = time.perf_counter()
+        row = self.runtime.call("recall.render", question.user_id, question.question,
+                                question.today.isoformat(), {"embedding_model": self.model, **config})[0]
+        return row, time.perf_counter() - start
+
+    def measure(self, question) -> tuple[dict, tuple[float, float], bool]:
+        """The first call on a cold cache for this user, then a second one; the rows shown, checked."""
+        self.runtime.call("recall.invalidate", question.user_id)
+        row, first = self._render(question, {"turns_budget": BUDGET})
+        again, second = self._render(question, {"turns_budget": BUDGET})
+        text, recalled = row["text"], row["recalled"]
+        from_text = [self.by_minute.get(key, "?") for key in turn_rows(text)]
+        agree = from_text == [t["action_id"] for t in recalled["turns"]] and again["text"] == text
+        return row, (first, second), agree
+
+    def order(self, question, config: dict) -> list[str]:
+        """The TURN rows at BUDGET with `config`, best first (fused rank, from `explain`)."""
+        row, _ = self._render(question, {**config, "turns_budget": BUDGET, "explain": True})
+        return [t["action_id"] for t in sorted(row["recalled"]["turns"], key=lambda t: t["fused"]["rank"])]
+
+    def ranked(self, question, budget: int) -> tuple[list[str], Counter, int]:
+        """The TURN rows best first (fused rank, from `explain`), the signals that lifted them, and the
+        plain render's characters at that budget."""
+        row, _ = self._render(question, {"turns_budget": budget, "explain": True})
+        turns = sorted(row["recalled"]["turns"], key=lambda t: t["fused"]["rank"])
+        lifts = Counter(lift.split()[0] for t in turns for lift in t["fused"]["lifts"])
+        plain, _ = self._render(question, {"turns_budget": budget})
+        return [t["action_id"] for t in turns], lifts, len(plain["text"])
+
+    def deep(self, question) -> dict[str, dict[str, int]]:
+        """`recall.render` at depth with `explain`: the fused rank of every turn the ranking holds, and the
+        rank each turn has in the `text` and `turns` lanes (which vote with their first `fusion_depth`).
+
+        Not `recall.lanes`: it takes no `today`, so its fused lane has no relative dates ("last week")
+        and ranks differently from the rows render shows whenever the question has one."""
+        row, _ = self._render(question, {"turns_budget": DEEP, "explain": True})
+        ranks: dict[str, dict[str, int]] = {"fused": {}, "text": {}, "turns": {}}
+        for turn in row["recalled"]["turns"]:
+            ranks["fused"][turn["action_id"]] = turn["fused"]["rank"]
+            for lane in turn["lanes"]:
+                if lane["lane"] in ranks:
+                    ranks[lane["lane"]][turn["action_id"]] = lane["rank"]
+        return ranks
+
+
+def in_order(ranks: dict[str, int]) -> list[str]:
+    return sorted(ranks, key=ranks.get)
+
+
+def evaluate(question, recall: Recall, baselines: Baselines) -> Outcome:
+    row, seconds, agree = recall.measure(question)
+    shown24, lifts, chars24 = recall.ranked(question, BUDGET)
+    shown10, _, chars10 = recall.ranked(question, 10)
+    lanes = recall.deep(question)
+    fused = in_order(lanes["fused"])
+    shown = {t["action_id"] for t in row["recalled"]["turns"]}
+    prefix_ok = shown10 == shown24[:10] and fused[:BUDGET] == shown24 and set(shown24) == shown
+    orders = {"recall": fused, "bm25": baselines.bm25_order(question.user_id),
+              "dense": baselines.dense_order(question.user_id)}
+    shown_by_run = {"recall": shown24, **{run: orders[run][:BUDGET] for run in ("bm25", "dense")}}
+    return Outcome(shown=shown_by_run,
+                   chars={BUDGET: chars24, 10: chars10}, orders=orders, lane_ranks=lanes, seconds=seconds,
+                   lifts=lifts, agree=agree and chars24 == len(row["text"]), prefix_ok=prefix_ok,
+                   signals_off={name: recall.order(question, config) for name, config in SIGNALS.items()})
+
+
+# -- data ------------------------------------------------------------------------------------------
+def read_turns(vertices: ActionVertices, questions: Sequence,
+               model: str) -> tuple[dict[str, UserTurns], dict[tuple[str, str], str]]:
+    """From the embedded graph: each question's turns with vectors (a message without text has none and
+    is not ranked), and (session, minute) -> action id, to read rendered TURN rows back."""
+    users, by_minute = {}, {}
+    for question in tqdm(questions, desc="turns", unit="q", leave=False):
+        turns = users[question.user_id] = UserTurns()
+        for turn in question.turns:
+            props = vertices.properties(turn.action_id)
+            by_minute[(turn.session_id, props["timestamp"].isoformat()[:16])] = turn.action_id
+            if props.get("embedding_model") != model or props.get("passage_embeddings") is None:
+                continue
+            turns.action_ids.append(turn.action_id)
+            turns.texts.append(props["text"])
+            turns.vectors.append(np.asarray(props["passage_embeddings"], dtype=np.float32))
+        turns.finish()
+    return users, by_minute
+
+
+def select(questions: Sequence, types: Sequence[str] | None, limit: int | None) -> tuple[list, list]:
+    """(questions to embed, questions to score). Abstention questions are never scored; without --limit
+    they are embedded with the rest, so a run over the whole file completes the cached graph."""
+    chosen = [q for q in questions if types is None or q.question_type in types]
+    scored = [q for q in chosen if not q.abstention]
+    if limit is not None:
+        scored = scored[:limit]
+        return scored, scored
+    return chosen, scored
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    from memgraph_recall.datasets.longmemeval import QUESTION_TYPES
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True,
+                        help="a LongMemEval file (longmemeval_s_cleaned.json, or a subset in its format)")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="only the first N scored questions (quick checks; only those are embedded)")
+    parser.add_argument("--types", nargs="+", default=None, metavar="TYPE",
+                        help=f"only these question types: {', '.join(QUESTION_TYPES)}")
+    parser.add_argument("--results", type=Path, default=ROOT / "results" / "longmemeval",
+                        help="folder for the report, plot and per-question file (default "
+                             "results/longmemeval)")
+    parser.add_argument("--cache", type=Path, default=ROOT / "results" / "cache",
+                        help="folder for the embedded graph (default results/cache, gitignored)")
+    args = parser.parse_args(argv)
+    if not args.data.is_file():
+        parser.error(f"--data: no such file {args.data}")
+    if args.limit is not None and args.limit < 1:
+        parser.error(f"--limit: expected an integer >= 1, got {args.limit}")
+    unknown = [t for t in args.types or () if t not in QUESTION_TYPES]
+    if unknown:
+        parser.error(f"--types: unknown question type {unknown[0]!r}; expected one of "
+                     f"{', '.join(QUESTION_TYPES)}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ.setdefault("RECALL_TORCH_THREADS", TORCH_THREADS)
+    if not os.environ.get("RECALL_MAX_ROWS", "").isdigit() or int(os.environ["RECALL_MAX_ROWS"]) < DEEP:
+        os.environ["RECALL_MAX_ROWS"] = str(DEEP)  # this process's own runtime: the deep ranking needs it
+    model = configure_model()
+    from memgraph_recall.datasets import longmemeval
+    from memgraph_recall.embedded import Runtime
+    from memgraph_recall.locate import query_modules_dir
+
+    info = provenance(sys.argv if argv is None else ["scripts/eval_longmemeval.py", *argv])
+    try:
+        data = longmemeval.load(args.data)
+    except ValueError as exc:
+        raise SystemExit(f"--data: {exc}") from None
+    to_embed, scored = select(data.questions, args.types, args.limit)
+    if not scored:
+        raise SystemExit("--types/--limit: no question to score")
+    runtime = Runtime(query_modules_dir())
+    if runtime.load_errors:
+        raise SystemExit(f"query modules failed to load: {runtime.load_errors}")
+    files = CacheFiles.of(args.cache, graph_cache_key(model, [args.data], Path(longmemeval.__file__)))
+    embedding = load_embedded(runtime, data, to_embed, model, files)
+    runtime.call("recall.status", {"embedding_model": model})  # loads the model before any timed call
+    import torch
+
+    torch.set_num_threads(SCORING_THREADS)  # process-wide, after the module set its own at load
+
+    users, by_minute = read_turns(ActionVertices(runtime), scored, model)
+    baselines = Baselines(users, {q.user_id: (q.user_id, q.question) for q in scored}, model)
+    recall = Recall(runtime, model, by_minute)
+    load = os.getloadavg()
+    outcomes = {q.user_id: evaluate(q, recall, baselines) for q in tqdm(scored, desc="questions", unit="q")}
+    load = [round(x, 2) for x in (*load, *os.getloadavg())]
+
+    entries = per_question(scored, outcomes)
+    results = {"shown": coverage(scored, outcomes), "longmemeval": lme_summary(scored, outcomes),
+               "render_time": render_times(scored, outcomes), "headroom": headroom(scored, outcomes),
+               "signals_off": signals_off(scored, outcomes),
+               "misses": misses(entries)}
+    extra = {
+        "file": args.data.name, "questions": len(data.questions), "scored": len(scored),
+        "abstention": sum(q.abstention for q in data.questions), "sessions": data.sessions,
+        "turns": data.turns, "repeated_sessions": data.repeated_sessions,
+        "user_evidence": sum(t.has_answer and t.role == "user" for q in scored for t in q.turns),
+        "assistant_evidence": sum(t.has_answer and t.role == "assistant" for q in scored for t in q.turns),
+        "types": args.types, "limit": args.limit, "embedding": embedding, "cache_file": files.graph.name,
+        "agree": sum(o.agree for o in outcomes.values()),
+        "prefix_ok": sum(o.prefix_ok for o in outcomes.values()),
+        "lifted": dict(sum((Counter({k: 1 for k in o.lifts}) for o in outcomes.values()), Counter())),
+        "budgets": list(BUDGETS), "ks": list(KS), "deep": DEEP,
+        "torch_threads": os.environ["RECALL_TORCH_THREADS"], "scoring_threads": SCORING_THREADS,
+        "load_average": load,
+        "deep_user_turns_min": min(sum(a in benchmark_ids(q)[0] for a in outcomes[q.user_id].orders["recall"])
+                                   for q in scored),
+    }
+    write_report(args.results, info, results, extra, entries)
+    head = results["shown"]["recall"]
+    lme = results["longmemeval"]["recall"]["all"]["turn"]
+    print(f"recall: all evidence {head[str(BUDGET)]['all']['all_evidence']:.3f} at {BUDGET} TURN rows, "
+          f"{head['10']['all']['all_evidence']:.3f} at 10 ({len(scored)} questions); LongMemEval turn "
+          f"recall_all@10 {lme['recall_all@10']:.3f}, @50 {lme['recall_all@50']:.3f}; report in "
+          f"{args.results}")
+    if extra["agree"] < len(scored):
+        print(f"WARNING: rendered rows disagree with `recalled` in {len(scored) - extra['agree']} questions",
+              file=sys.stderr)
+    if extra["prefix_ok"] < len(scored):
+        print(f"WARNING: 10 rows / 24 rows / the deep ranking are not prefixes of each other in "
+              f"{len(scored) - extra['prefix_ok']} questions", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
