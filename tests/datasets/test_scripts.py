@@ -99,6 +99,9 @@ def test_bench_scale_one_small_size(small_scale):
         assert f["cache"]["cold"] == {"builds": 5} and f["cache"]["forget"] == {"builds": 3}
         assert f["cache"]["warm"] == {"hits": 20} == f["cache"]["warm_vector"]
         assert f["cache"]["refresh"] == {"refreshes": 5}
+        counted = {"cold": "builds", "warm": "hits", "warm_vector": "hits", "refresh": "refreshes",
+                   "forget": "builds"}
+        assert f["api_cache"] == {phase: {counter: 1} for phase, counter in counted.items()}
     bare, fast = figures["forms"]["bare"], figures["forms"]["fast"]
     assert bare["api_calls"]["warm"]["arguments"] == 6  # user, question, today, config (one key and value)
     assert not any(bare["prelude_counts"]["warm"].values()) and set(bare["prelude_ms"].values()) == {0.0}
