@@ -25,9 +25,11 @@ Phases, each for both forms:
 - concurrency: 4 threads calling at once on a warm cache,
 - the read floor: a minimal procedure that only walks the user's sessions to every message and reads
   its text, time, type, speaker, id and vectors (packed into one float32 buffer), on the same graph:
-  what any full read through the procedure API pays before ownership checks, facts or indexes,
+  what any full read through the procedure API pays before ownership checks, facts or indexes; one
+  sample after each round of cold calls, so a shared machine's drift falls on both alike,
 - the limit: numpy brute-force cosine top-k over the same user's vectors (passages, entities, facts,
-  notes) plus BM25 over the same messages (prebuilt index), the floor any exact recall pays per question,
+  notes) plus BM25 over the same messages (prebuilt index), the floor any exact recall pays per question;
+  timed right after each warm question's calls,
 - peak RSS of the child (build included) and RSS after loading; the load average at its start and end,
 - with `--profile`: cProfile of a cold bare call and of warm fast-shape calls (`profile.md`).
 Each size runs twice, in fresh processes: as a server would run (the collector never paused), and with
@@ -246,21 +248,31 @@ def read_messages(ctx: mgp.ProcCtx, user_vertex_id: int) -> mgp.Record(messages=
 """
 
 
-def read_floor(runtime, data, samples: int = 3) -> tuple[float, dict[str, int]]:
-    """Median seconds of `FLOOR_MODULE` over the target user, hosted on the same store, and its API calls."""
-    from memgraph_recall.embedded import ApiCounts, Runtime
+class Floor:
+    """`FLOOR_MODULE` over the target user, hosted on the same store: timed calls (taken between the cold
+    rounds, so a shared machine's drift falls on both alike) and its API calls."""
 
-    with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "floor.py").write_text(FLOOR_MODULE)
-        floor = Runtime(folder, pause_gc=runtime.pause_gc)
-        if floor.load_errors:
-            raise SystemExit(f"the floor module failed to load: {floor.load_errors}")
-        floor.store = runtime.store  # the same store (graph and lock), served under the floor module
-        user = runtime.store.find_vertices("User", "user_id", data.user_id)[0]
-        times = [timed(lambda: floor.call("floor.read_messages", user)) for _ in range(samples)]
+    def __init__(self, runtime, data) -> None:
+        from memgraph_recall.embedded import Runtime
+
+        with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / "floor.py").write_text(FLOOR_MODULE)
+            self.runtime = Runtime(folder, pause_gc=runtime.pause_gc)
+        if self.runtime.load_errors:
+            raise SystemExit(f"the floor module failed to load: {self.runtime.load_errors}")
+        self.runtime.store = runtime.store  # the same store (graph and lock), served under the floor module
+        self.user = runtime.store.find_vertices("User", "user_id", data.user_id)[0]
+        self.seconds: list[float] = []
+
+    def sample(self) -> None:
+        self.seconds.append(timed(lambda: self.runtime.call("floor.read_messages", self.user)))
+
+    def api_calls(self) -> dict[str, int]:
+        from memgraph_recall.embedded import ApiCounts
+
         counts = ApiCounts()
-        floor.call("floor.read_messages", user, api_counts=counts)
-        return statistics.median(times), counts.as_dict()
+        self.runtime.call("floor.read_messages", self.user, api_counts=counts)
+        return counts.as_dict()
 
 
 def user_graph_vertices(store, user_id: str) -> int:
@@ -450,6 +462,9 @@ def measure(size: int, seed: int, n_questions: int, pause_gc: bool = False, prof
 
     # loads the model and builds the database's directory (one full pass), on another user
     runtime.call("recall.render", data.other_user_ids[0], "model warm-up", today, config)
+    floor = Floor(runtime, data)
+    limit = Limit(np.concatenate([data.user_passages, data.user_item_vectors]), data.user_texts)
+    limit_s: list[float] = []
     first = True
     for number, question in enumerate(cold_q):
         for form in in_turn(number):
@@ -457,6 +472,8 @@ def measure(size: int, seed: int, n_questions: int, pause_gc: bool = False, prof
                 benches[form].invalidate()
             first = False
             benches[form].sample(phases[form]["cold"], question)
+        floor.sample()  # one per round: the yardstick of the cold calls beside it
+    floor_api = floor.api_calls()
     for form in FORMS:
         benches[form].invalidate()
         count(form, "cold", cold_q[0])
@@ -466,13 +483,11 @@ def measure(size: int, seed: int, n_questions: int, pause_gc: bool = False, prof
         for number, question in enumerate(warm_q):
             for form in in_turn(number):
                 benches[form].sample(phases[form][phase], question, extras.get(question))
+            limit_s.append(timed(lambda q=question: limit(q, vectors[q])))  # beside the calls it bounds
         for form in FORMS:
             benches[form].render(warm_q[0])  # settles: an entry past its max age is renewed here
             count(form, phase, warm_q[1], extras.get(warm_q[1]))
 
-    floor_s, floor_api = read_floor(runtime, data)
-    limit = Limit(np.concatenate([data.user_passages, data.user_item_vectors]), data.user_texts)
-    limit_s = [timed(lambda q=q: limit(q, vectors[q])) for q in warm_q]
     latencies = {form: concurrent_latencies(benches[form], thread_q[i::2]) for i, form in enumerate(FORMS)}
 
     sessions = itertools.count()
@@ -499,7 +514,8 @@ def measure(size: int, seed: int, n_questions: int, pause_gc: bool = False, prof
     figures = {
         "forms": {form: form_figures(phases[form], counted[form], latencies[form]) for form in FORMS},
         "question_embed_ms": ms(statistics.median(embed_s)), "limit_ms": ms(statistics.median(limit_s)),
-        "read_floor_ms": ms(floor_s), "read_floor_api_calls": floor_api, "peak_rss_mb": peak_rss_mb(),
+        "read_floor_ms": ms(statistics.median(floor.seconds)), "read_floor_api_calls": floor_api,
+        "peak_rss_mb": peak_rss_mb(),
         "details": {
             "pause_gc": pause_gc, "questions": len(warm_q), "rss_after_load_mb": rss_loaded,
             "build_and_load_s": round(build_s, 1), "counts": counts, "user_vertices": user_vertices,
@@ -787,11 +803,13 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict], paused: di
              "other one.",
              "- Read floor: a minimal procedure on the same graph that walks the user's sessions to every "
              "message and reads its id, type, text, speaker, time, model name and vectors (packed into one "
-             "float32 buffer), nothing else (no ownership checks, facts, parsing or indexes); median of 3. "
-             "What any full read through the procedure API pays; a cold build adds the rest.",
+             "float32 buffer), nothing else (no ownership checks, facts, parsing or indexes); median of "
+             f"{COLD_SAMPLES}, one after each round of cold calls. What any full read through the procedure "
+             "API pays; a cold build adds the rest.",
              f"- Limit: numpy brute-force cosine top-{TOP_K} over all the user's vectors (message passages, "
              f"entities, facts, notes: {first['limit_vectors']:,} at the smallest size) plus BM25 "
-             f"top-{TOP_K} over the user's messages (indexes prebuilt), no embedding.",
+             f"top-{TOP_K} over the user's messages (indexes prebuilt), no embedding; timed once per warm "
+             "question, right after that question's calls (both warm phases).",
              "- Vertices of the user's graph: the User, its Sessions, Agents, Actions, their Chunks, the "
              "entities mentioned in them, notes and ontologies, each once: what a build that reads each "
              "vertex once hands out.",
