@@ -155,6 +155,8 @@ def embed(
     config: mgp.Map = {},  # noqa: B006 - Memgraph rebuilds defaults on every call
 ) -> mgp.Record(messages=int, entities=int, edges=int, memories=int, remaining=int, model=str):
     """Catch-up: embed up to `limit` units without a current vector from the model; callers loop.
+    With `user`, only that user's data is read (found through the database's directory); without it,
+    every vertex of the graph is read, on every call.
 
     CALL recall.embed({user: "maya", limit: 500}) YIELD messages, remaining RETURN messages, remaining
     """
@@ -188,8 +190,9 @@ def status(
 ) -> mgp.Record(
     section=str, name=str, model=mgp.Nullable[str], count=mgp.Nullable[int], detail=mgp.Nullable[str]
 ):
-    """The doctor: version, ceilings, models, cache, units with/without vectors, malformed data and
-    ownership skips by reason (one user's with `user`).
+    """The doctor: version, ceilings, models, cache and this database's directory, units with/without
+    vectors, malformed data and ownership skips by reason. With `user`, only that user's data is read;
+    without it, the whole graph (every user's units and skips).
 
     CALL recall.status({user: "maya"}) YIELD section, name, count WHERE section = "ownership" RETURN *
     """

@@ -1,5 +1,7 @@
-"""Shared by `eval_locomo.py` and `bench_scale.py`: model setup, the machine line, markdown and memory."""
+"""Shared by the benchmark scripts: model setup, the machine line, markdown, memory, percentiles and the
+collector's share of a timed call."""
 
+import gc
 import json
 import os
 import platform
@@ -31,7 +33,6 @@ def configure_model() -> str:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     return PACKAGED_MODEL
-
 
 
 def ms(seconds: float) -> float:
@@ -139,3 +140,29 @@ def load_average() -> float:
 def peak_rss_mb() -> float:
     """This process's peak resident memory so far, in MiB."""
     return round(_status_kib("VmHWM") / 1024, 1)
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    """Nearest-rank percentile (p95 of 20 values is the 19th smallest)."""
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * share // 1))
+    return ordered[int(rank) - 1]
+
+
+class CollectorClock:
+    """Seconds Python's cyclic collector has run since this was made (through `gc.callbacks`), so a
+    timed call can say how much of it was the collector's. Process-wide: read around one call at a time."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._started
+
+    def close(self) -> None:
+        gc.callbacks.remove(self._callback)

@@ -18,6 +18,21 @@ The async driver runs on one private event loop thread per backend, so `call` st
 blocking function for the synchronous `RecallClient`, and concurrent callers (the MCP server's
 worker threads) each get their own session from the driver's pool: no connection is shared
 between threads.
+
+Every call carries its access mode (`MODES`): recall's read procedures READ, `recall.embed` and the
+package's loading and DDL queries WRITE. Over `bolt://` the one server named runs both (it only
+sees `mode: "r"` on reads); over `neo4j://` the driver asks the router (a Memgraph HA coordinator)
+for a routing table and sends READ calls to a reader (a REPLICA) and WRITE calls to the writer
+(MAIN). Each call is an auto-commit `session.run` in a session opened with that
+`default_access_mode`, not a managed transaction (`execute_read`/`execute_write`): those retry
+transient errors and lost servers themselves for up to `max_transaction_retry_time` (30 s), which
+would repeat `recall.embed` under the client's own backoff (`RecallClient.retry`) and spend the
+`connect + call` bound on attempts the caller never hears about. Auto-commit keeps one RUN per call,
+carrying its `tx_timeout`. Under routing the driver still skips a server it cannot connect to and
+tries the table's next one for that mode; a call that fails once it runs is reported, not repeated.
+With no database named, the driver fetches the routing table before every session (Memgraph has no
+server-side routing, so the driver cannot cache the home database): one ROUTE to a coordinator per
+call.
 """
 
 import asyncio
@@ -50,9 +65,24 @@ BOLT_QUERIES = {
     "recall.status": "CALL recall.status($config)",
     "recall.invalidate": "CALL recall.invalidate($user)",
 }
+SHOW_INDEXES = "SHOW INDEX INFO"
 RECALL_PROCEDURES = ("CALL mg.procedures() YIELD name WHERE name STARTS WITH 'recall.' "
                      "RETURN name ORDER BY name")
-SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "memgraph")
+#: The driver's access modes (`neo4j.READ_ACCESS`, `neo4j.WRITE_ACCESS`), kept as text so importing
+#: this module does not import the driver.
+READ, WRITE = "READ", "WRITE"
+#: Which access mode each call runs in: under routing, READ runs on a replica and WRITE on MAIN.
+MODES = {
+    "recall.render": READ,
+    "recall.lanes": READ,
+    "recall.status": READ,
+    "recall.invalidate": READ,
+    "recall.embed": WRITE,
+    "mg.procedures": READ,
+}
+DIRECT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "memgraph")
+ROUTING_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc")
+SCHEMES = DIRECT_SCHEMES + ROUTING_SCHEMES
 # The driver logs each connection failure it also raises; with no logging configured, Python's
 # last-resort handler would print those records to stderr beside our own one-line error. A handler
 # here stops only that fallback: applications that configure logging still receive the records.
@@ -67,27 +97,35 @@ class BoltAddress:
     password: str = ""
     encrypted: bool = False
     trust_any_certificate: bool = False
+    routing: bool = False
 
     @classmethod
     def parse(cls, url: str) -> "BoltAddress":
-        """Read `bolt://[user[:password]@]host[:port]`.
+        """Read `bolt://[user[:password]@]host[:port]`, or `neo4j://...` for a router (HA coordinator).
 
-        `bolt+s://` is TLS checked against the system's CAs, `bolt+ssc://` TLS to a self-signed server.
+        `+s` is TLS checked against the system's CAs, `+ssc` TLS to a self-signed server.
         """
         parts = urlsplit(url if "://" in url else f"bolt://{url}")
         if parts.scheme not in SCHEMES:
-            raise ValueError(f"--bolt: expected a URL like bolt://host:7687, got {url!r}")
+            raise ValueError(f"--bolt: expected a URL like bolt://host:7687 or neo4j://coordinator:7687, "
+                             f"got {url!r}")
         try:
             port = parts.port or 7687
         except ValueError as exc:
             raise ValueError(f"--bolt: the port in {url!r} is not a number") from exc
         return cls(host=parts.hostname or "localhost", port=port, username=unquote(parts.username or ""),
-                   password=unquote(parts.password or ""), encrypted=parts.scheme.startswith("bolt+s"),
-                   trust_any_certificate=parts.scheme == "bolt+ssc")
+                   password=unquote(parts.password or ""), encrypted=parts.scheme.endswith(("+s", "+ssc")),
+                   trust_any_certificate=parts.scheme.endswith("+ssc"),
+                   routing=parts.scheme in ROUTING_SCHEMES)
 
     @property
     def where(self) -> str:
         return f"{self.host}:{self.port}"
+
+    @property
+    def server(self) -> str:
+        """What errors name: the server, or the router the calls go through."""
+        return f"Memgraph through the router at {self.where}" if self.routing else f"Memgraph at {self.where}"
 
 
 class _LoopThread:
@@ -131,34 +169,43 @@ class BoltBackend:
         self.address = address
         self.call_form = call_form
         self.timeouts = timeouts or Timeouts()
-        self.description = f"Memgraph at {address.where}"
+        self.description = address.server
         self._loop = _LoopThread()
         self._driver: Any = None
 
     def call(self, procedure: str, arguments: Mapping[str, Any]) -> list[dict]:
         fast = self.call_form == "fast" and procedure in FAST_QUERIES
         query = FAST_QUERIES[procedure] if fast else BOLT_QUERIES[procedure]
-        return self.run(procedure, query, dict(arguments))
+        return self.run(procedure, query, dict(arguments), MODES[procedure])
 
     def procedures(self) -> list[str]:
-        return [row["name"] for row in self.run("mg.procedures", RECALL_PROCEDURES)]
+        rows = self.run("mg.procedures", RECALL_PROCEDURES, mode=MODES["mg.procedures"])
+        return [row["name"] for row in rows]
 
-    def run(self, what: str, query: str, parameters: dict | None = None) -> list[dict]:
-        """Run one of this package's fixed queries (index DDL, export, load); `what` names it in errors."""
+    def indexes(self) -> list[dict]:
+        """`SHOW INDEX INFO`: the server's indexes (rows with `index type`, `label`, `property`)."""
+        return self.run("SHOW INDEX INFO", SHOW_INDEXES, mode=READ)
+
+    def run(self, what: str, query: str, parameters: dict | None = None, mode: str = WRITE) -> list[dict]:
+        """Run one of this package's fixed queries; `what` names it in errors.
+
+        `mode` is the access mode (READ or WRITE): the package's own queries (index DDL, loads, the
+        RecallMeta setup) write, so WRITE is the default; under routing it picks MAIN or a replica.
+        """
         try:
-            return self._loop.run(self._fetch(query, parameters or {}))
+            return self._loop.run(self._fetch(query, parameters or {}, mode))
         except RecallError:
             raise
         except Exception as exc:  # the driver's and asyncio's errors, classified in one place
             raise bolt_error(exc, what, self.address, self.timeouts) from exc
 
-    async def _fetch(self, query: str, parameters: dict) -> list[dict]:
+    async def _fetch(self, query: str, parameters: dict, mode: str) -> list[dict]:
         from neo4j import Query
 
         driver = self._open()
 
         async def fetch() -> list[dict]:
-            async with driver.session() as session:
+            async with driver.session(default_access_mode=mode) as session:
                 result = await session.run(Query(query, timeout=self.timeouts.call), parameters)
                 return [{key: plain(value) for key, value in record.items()} async for record in result]
 
@@ -172,8 +219,9 @@ class BoltBackend:
             address, connect = self.address, self.timeouts.connect
             trust = TrustAll() if address.trust_any_certificate else TrustSystemCAs()
             security = {"encrypted": True, "trusted_certificates": trust} if address.encrypted else {}
+            scheme = "neo4j" if address.routing else "bolt"  # TLS is set below, not by the scheme
             self._driver = AsyncGraphDatabase.driver(
-                f"bolt://{address.host}:{address.port}", auth=(address.username, address.password),
+                f"{scheme}://{address.host}:{address.port}", auth=(address.username, address.password),
                 connection_timeout=connect, connection_acquisition_timeout=connect,
                 user_agent="memgraph-recall", **security)
         return self._driver
@@ -222,31 +270,46 @@ _SPACES = re.compile(r"\s+")
 
 def bolt_error(exc: BaseException, what: str, address: BoltAddress, timeouts: Timeouts) -> RecallError:
     """Classify a driver or asyncio failure of `what` against `address` as one of the client's errors."""
-    from neo4j.exceptions import Neo4jError, SessionExpired, TransientError, UnsupportedServerProduct
+    from neo4j.exceptions import (
+        Neo4jError,
+        ServiceUnavailable,
+        SessionExpired,
+        TransientError,
+        UnsupportedServerProduct,
+    )
 
-    where = address.where
+    server, where = address.server, address.where
     if isinstance(exc, TimeoutError):  # asyncio.wait_for gave up: nothing came back in time
         return RecallTimeoutError(
-            f"{what}: no answer from Memgraph at {where} within {timeouts.longest_wait:g} s "
+            f"{what}: no answer from {server} within {timeouts.longest_wait:g} s "
             f"(timeout {timeouts.call:g} s + connect_timeout {timeouts.connect:g} s); the call was abandoned "
             "and its connection closed")
     if isinstance(exc, Neo4jError) and exc.code:  # the server's answer (the driver's own errors have no code)
         message = _SPACES.sub(" ", exc.message or str(exc)).strip()
         if ".Security." in (exc.code or ""):
-            return RecallConnectionError(f"Memgraph at {where} refused the credentials: {message}")
+            return RecallConnectionError(f"{server} refused the credentials: {message}")
         if isinstance(exc, TransientError):
             return RecallConflictError(f"{what}: {message}")
         return from_server_message(what, exc.message or str(exc))
     if isinstance(exc, UnsupportedServerProduct):
-        return RecallConnectionError(f"cannot reach Memgraph at {where}: the server there does not speak "
+        return RecallConnectionError(f"cannot reach {server}: the server there does not speak "
                                      "Memgraph's Bolt (wrong port?)")
     if isinstance(exc, ValueError) and "resolve address" in str(exc):
-        return RecallConnectionError(f"cannot reach Memgraph at {where}: the host name {address.host!r} "
+        return RecallConnectionError(f"cannot reach {server}: the host name {address.host!r} "
                                      "does not resolve (check the --bolt URL)")
+    if address.routing and isinstance(exc, SessionExpired) and "Failed to obtain connection" in str(exc):
+        # the routing table named servers for this access mode, and none of them could be connected to
+        kind = "reads" if "'READ'" in str(exc) else "writes"
+        return RecallConnectionError(f"{what}: none of the servers the router at {where} names for {kind} "
+                                     f"could be reached ({_reason(exc, timeouts)}); the call did not run")
     if isinstance(exc, SessionExpired) or "defunct connection" in str(exc):
-        return RecallConnectionError(f"{what}: lost the connection to Memgraph at {where} before its answer "
+        return RecallConnectionError(f"{what}: lost the connection to {server} before its answer "
                                      f"({_reason(exc, timeouts)}); the call may or may not have run")
-    return RecallConnectionError(f"cannot reach Memgraph at {where} ({_reason(exc, timeouts)}): is the "
+    if address.routing and isinstance(exc, ServiceUnavailable) and "routing information" in str(exc):
+        return RecallConnectionError(f"cannot reach {server}: no routing table from it "
+                                     f"({_reason(exc, timeouts)}); neo4j:// needs a coordinator of a "
+                                     "Memgraph HA cluster there (bolt:// reaches one server directly)")
+    return RecallConnectionError(f"cannot reach {server} ({_reason(exc, timeouts)}): is the "
                                  "server running? (`docker compose up -d` starts the memgraph-recall image)")
 
 

@@ -7,6 +7,7 @@ an exit status that says which kind it was (`EXIT_CODES`); `--debug` adds the tr
 
 import argparse
 import json
+import re
 import sys
 import traceback
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from memgraph_recall.cli_backend import (
     SAMPLE,
     check_first,
     config_file,
+    database_path,
     graph_file,
     graph_path,
     note,
@@ -29,7 +31,7 @@ from memgraph_recall.cli_backend import (
     timeouts,
     uses_sample,
 )
-from memgraph_recall.client import RecallClient
+from memgraph_recall.client import DEFAULT_DATABASE, RecallClient
 from memgraph_recall.errors import (
     RecallConnectionError,
     RecallError,
@@ -120,6 +122,20 @@ def graph_flag(text: str) -> str:
     return text
 
 
+_DATABASE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+def database_flag(text: str) -> tuple[str, str]:
+    """`NAME=FILE`: another database for the embedded runtime (NAME as Memgraph allows: a letter, then
+    letters, digits, `_` or `-`)."""
+    name, sep, path = text.partition("=")
+    if not sep or not _DATABASE_NAME.match(name) or not path.strip() or name == DEFAULT_DATABASE:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=FILE with NAME a letter then letters, digits, _ or - (not {DEFAULT_DATABASE}, "
+            f"which is --graph's), got {text!r}")
+    return name, path
+
+
 def build_parser() -> argparse.ArgumentParser:
     base = argparse.ArgumentParser(add_help=False)
     base.add_argument("--config", type=Path, metavar="FILE",
@@ -139,6 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="no server: run recall in the embedded runtime over an export_util.json file; "
                        f"exactly `{SAMPLE}` is the bundled sample memory (a file of that name is "
                        f"./{SAMPLE})")
+    target.add_argument("--graph-database", dest="databases", action="append", default=[],
+                        type=database_flag, metavar="NAME=FILE",
+                        help="with --graph: also load FILE as the database NAME (repeatable); one module "
+                        "state serves them all, as one Memgraph instance serves its databases")
+    target.add_argument("--database", metavar="NAME",
+                        help=f"with --graph: the database the command runs in (default {DEFAULT_DATABASE})")
     target.add_argument("--timeout", type=seconds_flag, metavar="SECONDS",
                         help="give up on a call after this long (default 60; [client] timeout)")
     target.add_argument("--connect-timeout", type=seconds_flag, metavar="SECONDS",
@@ -189,10 +211,14 @@ def build_parser() -> argparse.ArgumentParser:
                                  "version, configured models and whether they load, vector counts per model.")
     status.add_argument("--user", help="counts for this user only")
 
-    commands.add_parser("setup", parents=[base, target],
-                        help="create the :User(user_id) index (server only)",
-                        description="Run CREATE INDEX ON :User(user_id), which the node form "
-                        "MATCH (u:User {user_id: $u}) CALL recall.render(u, ...) needs to be fast.")
+    setup = commands.add_parser(
+        "setup", parents=[base, target], help="make the database ready for the fast call shape (server only)",
+        description="Create the :User(user_id) and :RecallMeta indexes the fast call shape reads through, "
+        "and the database's (:RecallMeta {token}): its random token tells this database apart from the "
+        "others of the instance, which share recall's module state. Idempotent.")
+    setup.add_argument("--new-token", action="store_true",
+                       help="give the RecallMeta a new token: for a database copied from another (a restored "
+                       "snapshot holds the original's token)")
 
     invalidate = commands.add_parser("invalidate", parents=[base, target],
                                      help="drop recall's cached data",
@@ -288,7 +314,7 @@ def cmd_embed(args: argparse.Namespace) -> None:
         done = client.embed(args.user, config, progress=True)
         out(f"embedded {done.messages} messages, {done.entities} entities, {done.edges} facts, "
             f"{done.memories} memories with {done.model}; {done.remaining} remaining")
-        target = args.output or graph_path(args)
+        target = args.output or database_path(args)
         if target is not None:
             out(f"saved {client.save_graph(target)}")
         elif uses_sample(args):
@@ -309,7 +335,7 @@ def cmd_status(args: argparse.Namespace) -> None:
 def cmd_setup(args: argparse.Namespace) -> None:
     require_server(args, "setup")
     with open_client(args) as client:
-        out(client.setup())
+        out(client.setup(new_token=args.new_token))
 
 
 def cmd_invalidate(args: argparse.Namespace) -> None:

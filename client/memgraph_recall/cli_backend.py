@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memgraph_recall.client import BoltAddress, BoltBackend, RecallClient
+from memgraph_recall.client import DEFAULT_DATABASE, BoltAddress, BoltBackend, RecallClient
 from memgraph_recall.files import READ_ERRORS, unreadable
 from memgraph_recall.settings import (
     ConfigFile,
@@ -85,6 +85,38 @@ def graph_path(args: argparse.Namespace) -> Path | None:
     return None if graph is None or graph == SAMPLE else Path(graph)
 
 
+def database_name(args: argparse.Namespace) -> str:
+    return getattr(args, "database", None) or DEFAULT_DATABASE
+
+
+def database_path(args: argparse.Namespace) -> Path | None:
+    """The graph file of the database the command runs in (`--graph`'s, or a `--graph-database`'s)."""
+    name = database_name(args)
+    if name == DEFAULT_DATABASE:
+        return graph_path(args)
+    return Path(dict(getattr(args, "databases", []))[name])
+
+
+def check_databases(args: argparse.Namespace) -> None:
+    """`--graph-database` and `--database` make sense only with `--graph`, and name what it loads."""
+    extra = dict(getattr(args, "databases", []) or [])
+    chosen = getattr(args, "database", None)
+    if getattr(args, "graph", None) is None:
+        if extra or chosen:
+            flag = "--graph-database" if extra else "--database"
+            raise ValueError(f"{flag}: only with --graph (the embedded runtime); a server's databases are "
+                             "the server's (connect to the one you mean)")
+        return
+    if len(extra) != len(args.databases):
+        raise ValueError("--graph-database: each NAME once")
+    if chosen is not None and chosen != DEFAULT_DATABASE and chosen not in extra:
+        names = ", ".join([DEFAULT_DATABASE, *extra])
+        raise ValueError(f"--database: no database {chosen!r} is loaded (loaded: {names})")
+    for name, path in extra.items():
+        if not Path(path).exists():
+            raise ValueError(f"--graph-database: no such file {path} (database {name})")
+
+
 def check_first(args: argparse.Namespace, procedure: str, config: dict[str, Any],
                 question: str | None = None) -> None:
     """With `--graph`, refuse a bad question, config or graph path before anything loads.
@@ -92,6 +124,7 @@ def check_first(args: argparse.Namespace, procedure: str, config: dict[str, Any]
     The recall module would refuse them too, but only after the runtime has loaded the graph (and the
     bundled sample has been embedded, which takes seconds). A server applies its own ceilings instead.
     """
+    check_databases(args)
     if getattr(args, "graph", None) is None:
         return
     path = graph_path(args)
@@ -123,17 +156,43 @@ def open_client(args: argparse.Namespace, embed_sample: bool = True) -> RecallCl
             print(f"memgraph-recall: note: --graph {SAMPLE} is the bundled sample, not the file {SAMPLE} "
                   f"here (that is --graph ./{SAMPLE})", file=sys.stderr, flush=True)
         note("loading the bundled sample memory into the embedded runtime")
-        client = RecallClient.embedded(sample.elements(), timeout=limits.call)
-        client.backend.description = "embedded runtime over the bundled sample"
+        client = embedded(args, sample.elements(), limits)
+        if database_name(args) == DEFAULT_DATABASE:
+            client.backend.description = "embedded runtime over the bundled sample"
         if embed_sample:  # the sample ships without vectors
             note("embedding it; the embedding model loads first, which takes several seconds")
-            client.embed()
+            client.use(DEFAULT_DATABASE).embed()
         return client
     if path is not None:
         note(f"loading {path} into the embedded runtime")
         with graph_file("--graph", path):
-            return RecallClient.embedded(args.graph, timeout=limits.call)  # named as typed
+            return embedded(args, args.graph, limits)  # named as typed
     return RecallClient(BoltBackend(bolt_address(args, config), timeouts=limits))
+
+
+def embedded(args: argparse.Namespace, default: Any, limits: Timeouts) -> RecallClient:
+    """The embedded runtime over `--graph`'s graph and every `--graph-database`, in `--database`."""
+    from memgraph_recall.embedded.errors import GraphFileError
+
+    extra = dict(getattr(args, "databases", []) or [])
+    for name, path in extra.items():
+        note(f"loading {path} as the database {name}")
+    try:
+        return RecallClient.embedded({DEFAULT_DATABASE: default, **extra}, timeout=limits.call,
+                                     database=database_name(args))
+    except GraphFileError as exc:
+        for name, path in extra.items():
+            if str(exc).startswith(f"{path}: "):
+                reason = str(exc).removeprefix(f"{path}: ")
+                raise ValueError(f"--graph-database: {path} (database {name}) is not a usable "
+                                 f"export_util.json file: {reason}") from exc
+        raise  # --graph's own file: graph_file says it
+    except READ_ERRORS as exc:
+        for name, path in extra.items():
+            if getattr(exc, "filename", None) == path:
+                raise ValueError(f"--graph-database: {path} (database {name}) "
+                                 f"{unreadable(exc, 'an export_util.json file')}") from exc
+        raise
 
 
 def note(text: str) -> None:

@@ -139,6 +139,10 @@ class EmbeddedBackend:
         names = (row["name"] if isinstance(row, dict) else str(row) for row in self.runtime.procedures())
         return sorted(name for name in names if name.startswith("recall."))
 
+    def indexes(self) -> list[dict]:
+        """What `SHOW INDEX INFO` lists for this backend's database."""
+        return self.runtime.database(self.database).indexes()
+
     def close(self) -> None:
         """Nothing to release: the runtime lives as long as the client object."""
 
@@ -263,11 +267,14 @@ class RecallClient:
         return done
 
     def status(self, user: str | None = None, config: Mapping | None = None, **options: Any) -> list[dict]:
-        """`recall.status`, the doctor: module version, models, vector counts, cache entries."""
+        """`recall.status`, the doctor: module version, models, vector counts, cache entries; then, in
+        section "index", whether the indexes the fast call shape reads through exist (a procedure
+        cannot see indexes: the client asks, with `SHOW INDEX INFO` on a server)."""
         config = _config(config, options)
         if user is not None:
             config["user"] = _user(user)
-        return [json_ready(row) for row in self._call("recall.status", config=config)]
+        rows = [json_ready(row) for row in self._call("recall.status", config=config)]
+        return rows + index_rows(self.backend.indexes())
 
     def invalidate(self, user: str | None = None) -> int:
         """`recall.invalidate`: drop cached data for one user, or for all; returns how many entries."""
@@ -311,6 +318,26 @@ class RecallClient:
 
     def _call(self, procedure: str, **arguments: Any) -> list[dict]:
         return self.backend.call(procedure, arguments)
+
+
+#: The indexes the fast call shape reads through: (label, property or None).
+FAST_SHAPE_INDEXES = (("User", "user_id"), ("RecallMeta", None))
+
+
+def index_rows(indexes: Sequence[dict]) -> list[dict]:
+    """`status` rows saying whether each of `FAST_SHAPE_INDEXES` exists, from `SHOW INDEX INFO` rows."""
+    present = set()
+    for row in indexes:
+        prop = row.get("property")
+        prop = prop[0] if isinstance(prop, (list, tuple)) and len(prop) == 1 else prop or None
+        present.add((row.get("label"), prop))
+    rows = []
+    for label, prop in FAST_SHAPE_INDEXES:
+        name = f":{label}({prop})" if prop else f":{label}"
+        found = (label, prop) in present
+        detail = "present" if found else "missing: the fast call shape scans all vertices; run setup"
+        rows.append({"section": "index", "name": name, "model": None, "count": int(found), "detail": detail})
+    return rows
 
 
 def setup_store(store: Any, new_token: bool = False) -> None:

@@ -330,6 +330,8 @@ class RecallCache:
             renewed = self._renew_facts(entry, graph, user, collisions)
             if renewed is None:
                 return self._build(graph, user, model, dim, collisions), "builds"
+            if counter != "hits":
+                self._count("renewals")  # a refresh that also renewed: both are counted
             entry, counter = renewed, "renewals" if counter == "hits" else counter
         picked, entry.pickup_at = pick_up(
             entry.snapshot, _properties(entry, graph), entry.pickup_at, PICKUP_LIMIT

@@ -14,10 +14,10 @@ database that only grows (`fetch_add`, never reused, not even after an aborted t
   well, however many ids are missing before them.
 - **Everything else** (a key set or changed on an existing vertex, a transaction that took an id
   below `top` and committed later, vertices beyond a longer run of missing ids) is found by the
-  **sweep**: each call re-reads a bounded slice of the id range (`SWEEP_MAX` ids at most), paced to
-  cover the range once per `CYCLE_SECONDS` while calls come often enough; each time it completes the
-  range it also probes far above `top` (`top + GAP * 2**k`). That is the window of the collision
-  rule and of a user_id edited onto an old vertex: one sweep cycle.
+  **sweep**: each call re-reads the next `SWEEP` (16) ids of the id range, a fixed share whatever the
+  graph's size (a range of N ids is covered every N / 16 calls); each time it completes the range
+  it also probes far above `top` (`top + GAP * 2**k`). That is the window of the collision rule and of
+  a user_id edited onto an old vertex: one sweep cycle.
 
 Entries are a **superset**, checked against the live graph on use (`users_of`, `holders_of` return ids
 the caller verifies in its own transaction): a stale entry costs a lookup, never a wrong answer. An
@@ -41,9 +41,8 @@ from .ownership import id_text
 GAP = 64
 #: Most ids the upward probe reads in one call (the rest on the next calls).
 ADVANCE_MAX = 20_000
-#: Ids the sweep reads per call: at least SWEEP_MIN, at most SWEEP_MAX, paced by CYCLE_SECONDS.
-SWEEP_MIN, SWEEP_MAX = 16, 2_048
-CYCLE_SECONDS = 300.0
+#: Ids the sweep reads per call: a fixed share whatever the graph's size (~50 procedure-API calls).
+SWEEP = 16
 #: How long a key read present stays trusted against reads that lack it (see the module docstring).
 SETTLE_SECONDS = 600.0
 #: How far above `top` the end of each sweep cycle looks (top + GAP * 2**k for k below this).
@@ -99,7 +98,6 @@ class Directory:
         self.seen = -1  # the highest vertex id known to exist (read, or seen through an edge)
         self.passed = -1  # ids up to here, below `seen`, were probed on the way to it (they were taken)
         self.sweep_at = 0
-        self._swept_at: float | None = None
         self._cycle_started: float | None = None
         self.last_cycle_seconds: float | None = None
         self.counts = DirectoryCounts()
@@ -127,7 +125,7 @@ class Directory:
                 directory.top = vertex_id
         directory.seen = directory.top
         directory.counts.scans = 1
-        directory._swept_at = directory._cycle_started = now
+        directory._cycle_started = now
         return directory
 
     def saw(self, vertex_id: int) -> None:
@@ -140,11 +138,15 @@ class Directory:
 
         Missing ids below `seen` were taken (ids are handed out in order) by a write that aborted, was
         deleted or has not committed yet: they are walked through once (resuming there on the next
-        call), and left to the sweep. Missing ids above it may still be handed out: probed each call.
+        call) and left to the sweep; but only by a call that sees the `seen` vertex itself, so a
+        transaction on an older snapshot never walks past vertices it cannot see yet. Missing ids
+        above it may still be handed out: probed again on every call.
         """
-        started = time.perf_counter()
+        started, now = time.perf_counter(), self.clock()
         probe, missing, probed = max(self.top, self.passed) + 1, 0, 0
-        while probed < ADVANCE_MAX and (missing < GAP or probe <= self.seen):
+        seen = self.seen
+        walk_to = seen if seen >= probe and lookup(seen) is not None else -1
+        while probed < ADVANCE_MAX and (missing < GAP or probe <= walk_to):
             if probed % 512 == 0:
                 abort()
             vertex = lookup(probe)
@@ -152,9 +154,9 @@ class Directory:
             if vertex is None:
                 missing += 1
             else:
-                self.read(probe, vertex)
+                self.read(probe, vertex, now)
                 missing = 0
-            if probe <= self.seen:
+            if probe <= walk_to:
                 self.passed = probe
             probe += 1
         self.counts.advanced += probed
@@ -162,16 +164,11 @@ class Directory:
         return probed
 
     def sweep(self, lookup: VertexLookup, abort: Callable[[], None]) -> int:
-        """Re-read the next slice of the id range (paced, bounded); returns the ids probed."""
+        """Re-read the next `SWEEP` ids of the id range; returns the ids probed."""
         started = time.perf_counter()
         now = self.clock()
-        span = self.top + 1
-        elapsed = now - (self._swept_at if self._swept_at is not None else now)
-        share = int(span * elapsed / CYCLE_SECONDS) + 1
-        budget = max(SWEEP_MIN, min(SWEEP_MAX, share))
-        self._swept_at = now
         probed = 0
-        while probed < budget:
+        while probed < SWEEP:
             if self.sweep_at > self.top:
                 self._far_probes(lookup)
                 self.sweep_at = 0
@@ -181,10 +178,8 @@ class Directory:
                 self._cycle_started = now
                 if self.top < 0:
                     break
-            if probed % 512 == 0:
-                abort()
             vertex_id = self.sweep_at
-            self.read(vertex_id, lookup(vertex_id))
+            self.read(vertex_id, lookup(vertex_id), now)
             self.sweep_at += 1
             probed += 1
         self.counts.swept += probed
@@ -198,14 +193,20 @@ class Directory:
             if lookup(probe) is not None:
                 self.saw(probe)
 
-    def read(self, vertex_id: int, vertex: Any) -> None:
+    def read(self, vertex_id: int, vertex: Any, now: float | None = None) -> None:
         """Record what one live vertex holds now (None: it does not exist in this transaction)."""
         keys = vertex_keys(vertex, self.actions) if vertex is not None else ()
         if vertex is not None and vertex_id > self.top:
             self.top = vertex_id
             self.saw(vertex_id)
-        if keys or vertex_id in self._vertices:
-            self._record(vertex_id, keys, self.clock())
+        held = self._vertices.get(vertex_id)
+        now = self.clock() if now is None else now
+        if held is not None and len(held) == len(keys) and all(
+            h[:2] == k for h, k in zip(held, keys, strict=True)
+        ):
+            self._vertices[vertex_id] = tuple((kind, key, now) for kind, key in keys)  # as held: seen now
+        elif keys or held is not None:
+            self._record(vertex_id, keys, now)
 
     def _record(self, vertex_id: int, keys: tuple[tuple[str, str], ...], now: float) -> None:
         with self._lock:

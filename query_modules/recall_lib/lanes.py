@@ -255,12 +255,15 @@ def top_items(
     if k <= 0 or len(vectors) == 0:
         return []
     scores = vectors.matrix @ query
-    rows = np.ones(len(scores), dtype=bool) if allowed is None else allowed[vectors.owner]
-    if min_score is not None:
-        rows &= scores >= min_score
-    if not rows.any():
-        return []
-    masked = np.where(rows, scores, -np.inf)
+    if (allowed is None or allowed.all()) and min_score is None:
+        masked = scores  # every row allowed (the usual call): no mask to build
+    else:
+        rows = np.ones(len(scores), dtype=bool) if allowed is None else allowed[vectors.owner]
+        if min_score is not None:
+            rows &= scores >= min_score
+        if not rows.any():
+            return []
+        masked = np.where(rows, scores, -np.inf)
     groups = vectors.groups
     if groups is None:  # rows not grouped by item: sort them (slower, same result)
         order = np.lexsort((np.arange(len(masked)), -masked, vectors.owner))

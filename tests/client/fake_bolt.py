@@ -5,6 +5,12 @@ never answers, one that stops mid-call, Memgraph's error messages, an answer los
 are driven through the real driver against this server. `answer(query, parameters)` decides each
 RUN: rows, a FAILURE with Memgraph's code and message, silence, or a hang-up. Written here rather
 than taken from the driver's private PackStream classes, which are not an API.
+
+For `neo4j://` URLs the driver first sends ROUTE (0x66: routing context, bookmarks, and an extra
+map that carries `db` only when one was asked for). A server given a table by `route_to` answers
+it the way a Memgraph coordinator does (`SUCCESS {rt: {ttl, db, servers}}`, `db` the database asked
+for or null, src/glue/SessionHL.cpp); one without a table answers ROUTE with a FAILURE. Every RUN is
+kept with its extra map (`runs`): `mode: "r"` marks a read, no `mode` a write (Bolt 4.x).
 """
 
 import socket
@@ -17,9 +23,10 @@ from typing import Any
 
 SERVER_AGENT = "Neo4j/v5.11.0 compatible graph database server - Memgraph"  # what Memgraph announces
 SUCCESS, RECORD, IGNORED, FAILURE = 0x70, 0x71, 0x7E, 0x7F
-RUN, PULL, DISCARD, RESET, GOODBYE, HELLO = 0x10, 0x3F, 0x2F, 0x0F, 0x02, 0x01
+RUN, PULL, DISCARD, RESET, GOODBYE, HELLO, ROUTE = 0x10, 0x3F, 0x2F, 0x0F, 0x02, 0x01, 0x66
 TRANSIENT = "Memgraph.TransientError.MemgraphError.MemgraphError"
 CLIENT_ERROR = "Memgraph.ClientError.MemgraphError.MemgraphError"
+NO_ROUTING = "fake_bolt: this server has no routing table (not a coordinator)"
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,19 @@ class Silence:
 @dataclass(frozen=True)
 class HangUp:
     """Take the request (as if committed), then close the connection before answering."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One RUN as received: `extra` holds `mode`, `tx_timeout`, `db` as the driver sent them."""
+
+    query: str
+    parameters: dict
+    extra: dict
+
+    @property
+    def mode(self) -> str:
+        return self.extra.get("mode", "w")
 
 
 @dataclass(frozen=True)
@@ -138,12 +158,37 @@ class FakeBolt:
     def __init__(self, answer: Callable[[str, dict], Answer] | None = None, handshake: bool = True) -> None:
         self.answer = answer or (lambda query, parameters: Rows(()))
         self.handshake = handshake
-        self.queries: list[tuple[str, dict]] = []
+        self.runs: list[Run] = []
+        self.routes: list[list] = []  # each ROUTE's fields: routing context, bookmarks, extra
+        self.routing_table: dict | None = None
         self._server = socket.create_server(("127.0.0.1", 0))
         self.port = self._server.getsockname()[1]
-        self.url = f"bolt://127.0.0.1:{self.port}"
+        self.address = f"127.0.0.1:{self.port}"
+        self.url = f"bolt://{self.address}"
         self._connections: list[socket.socket] = []
         threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def queries(self) -> list[tuple[str, dict]]:
+        return [(run.query, run.parameters) for run in self.runs]
+
+    def route_to(self, readers: "list[FakeBolt | str]", writers: "list[FakeBolt | str]",
+                 routers: "list[FakeBolt | str] | None" = None, ttl: int = 300) -> str:
+        """Act as a router (a coordinator) handing out this table; returns this server's neo4j:// URL.
+
+        Servers are FakeBolts or "host:port" text (e.g. a port nothing listens on); routers default to
+        this server alone. Memgraph's coordinators announce a TTL of 300 s.
+        """
+
+        def addresses(servers: "list[FakeBolt | str]") -> list[str]:
+            return [server if isinstance(server, str) else server.address for server in servers]
+
+        self.routing_table = {"ttl": ttl, "servers": [
+            {"addresses": addresses(routers or [self]), "role": "ROUTE"},
+            {"addresses": addresses(readers), "role": "READ"},
+            {"addresses": addresses(writers), "role": "WRITE"},
+        ]}
+        return f"neo4j://{self.address}"
 
     def close(self) -> None:
         self._server.close()
@@ -191,9 +236,17 @@ class FakeBolt:
                 self._send(connection, SUCCESS, {})
             elif tag in (PULL, DISCARD) and failed:
                 self._send(connection, IGNORED)
+            elif tag == ROUTE:
+                self.routes.append(fields)
+                if self.routing_table is None:
+                    failed = True
+                    self._send(connection, FAILURE, {"code": CLIENT_ERROR, "message": NO_ROUTING})
+                else:
+                    asked = fields[2].get("db") if isinstance(fields[2], dict) else None
+                    self._send(connection, SUCCESS, {"rt": {**self.routing_table, "db": asked}})
             elif tag == RUN:
                 query, parameters = fields[0], fields[1]
-                self.queries.append((query, parameters))
+                self.runs.append(Run(query, parameters, fields[2]))
                 answer = self.answer(query, parameters)
                 if isinstance(answer, Silence):
                     while connection.recv(65536):  # until the client hangs up

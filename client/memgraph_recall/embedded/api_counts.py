@@ -32,7 +32,7 @@ from typing import Any
 class ApiCounts:
     """Procedure-API calls, accumulated over every call it is passed to (one object per thread)."""
 
-    vertices: int = 0  # Vertex objects handed out: get_vertex_by_id, graph.vertices, from/to_vertex
+    vertices: int = 0  # Vertices handed out: get_vertex_by_id (a missing id too), graph.vertices, ends
     edges: int = 0  # Edge objects handed out: each step of in_edges/out_edges, create_edge
     properties: int = 0  # property values read: get, [], in, each property an iteration yields
     labels: int = 0  # labels read: each Label of `vertex.labels` (Memgraph reads them one by one)
@@ -186,7 +186,12 @@ def _make_family(mgp: ModuleType) -> SimpleNamespace:
         __slots__ = ()
 
         def get_vertex_by_id(self, vertex_id: int) -> CountingVertex:
-            return vertex(mgp.Graph.get_vertex_by_id(self, vertex_id))
+            try:
+                found = mgp.Graph.get_vertex_by_id(self, vertex_id)
+            except IndexError:  # a missing id is one C call too (mgp_graph_get_vertex_by_id)
+                counts(self).vertices += 1
+                raise
+            return vertex(found)
 
         @property
         def vertices(self) -> CountingVertices:

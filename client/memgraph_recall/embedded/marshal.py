@@ -20,6 +20,7 @@ from .store import node_snapshot, relationship_snapshot
 from .values import INT64_MAX, INT64_MIN, check_int64
 
 _PASS_THROUGH = frozenset({bool, float, str, type(None), date, time, datetime, timedelta})
+_INT = {int}
 
 
 def _type_name(kind: type) -> str:
@@ -39,6 +40,8 @@ def to_proc_value(value: Any, scope: CallScope, mgp: ModuleType | SimpleNamespac
         kinds = set(map(type, value))
         if kinds <= _PASS_THROUGH:
             return tuple(value)
+        if kinds == _INT and INT64_MIN <= min(value) and max(value) <= INT64_MAX:
+            return tuple(value)  # e.g. the fast call shape's signature lists: checked in C loops
         return tuple([to_proc_value(item, scope, mgp) for item in value])
     if kind is dict:
         out = {}

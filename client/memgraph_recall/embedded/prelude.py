@@ -9,6 +9,8 @@ directly, so it must run under the same read lock as the procedure it feeds (`Ru
 """
 
 from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter
 from typing import Any
 
 from .snapshots import VertexRef
@@ -49,12 +51,12 @@ def fast_shape(store: GraphStore, user_id: Any, counts: PreludeCounts | None = N
     holders = {user.id: user, **sessions, **agents}  # UNWIND then grouping by h: each vertex once
     ids, degrees, sums = [], [], []
     for holder_id, holder in holders.items():
-        edges = (*holder.out_edges, *holder.in_edges)
+        degree = len(holder.out_edges) + len(holder.in_edges)
         ids.append(holder_id)
-        degrees.append(len(edges))
-        sums.append(sum(edge.id for edge in edges))
+        degrees.append(degree)
+        sums.append(holder.edge_id_sum)  # what `sum(id(e))` adds up, kept by the store with the edges
         counts.holders += 1
-        counts.edges += len(edges)
+        counts.edges += degree
     return {
         "users": [VertexRef(i) for i in users],
         "metas": [VertexRef(i) for i in metas],
@@ -68,8 +70,12 @@ def _targets(vertex: Any, edge_type: str, counts: PreludeCounts) -> dict[int, An
     """The distinct targets of a vertex's out-edges of one type, in edge order (`collect(DISTINCT ...)`);
     the expand reads every out-edge to filter by type."""
     found: dict[int, Any] = {}
-    counts.edges += len(vertex.out_edges)
-    for edge in vertex.out_edges:
-        if edge.type == edge_type and not edge.deleted:
+    edges = vertex.out_edges
+    counts.edges += len(edges)
+    for edge in compress(edges, map(edge_type.__eq__, map(_TYPE, edges))):
+        if not edge.deleted:
             found.setdefault(edge.end.id, edge.end)
     return found
+
+
+_TYPE = attrgetter("type")

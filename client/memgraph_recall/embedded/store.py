@@ -16,6 +16,7 @@ are explicit, per store, and maintained by every write and its undo.
 
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from operator import attrgetter
 from typing import Any
 
 from .indexes import Indexes, Lookup, matchable, value_key
@@ -32,9 +33,11 @@ class DeletedElementError(LookupError):
 
 
 class VertexData:
-    """A stored vertex. `labels` is an immutable tuple, replaced (not mutated) on change."""
+    """A stored vertex. `labels` is an immutable tuple, replaced (not mutated) on change.
+    `edge_id_sum` is the sum of its out- and in-edges' ids, kept with the lists (what the fast call
+    shape's Cypher computes per holder: Memgraph does it in C++, summing here would cost Python)."""
 
-    __slots__ = ("id", "labels", "props", "out_edges", "in_edges", "deleted")
+    __slots__ = ("id", "labels", "props", "out_edges", "in_edges", "deleted", "edge_id_sum")
 
     def __init__(self, vertex_id: int, labels: tuple[str, ...], props: dict[str, Any]) -> None:
         self.id = vertex_id
@@ -43,6 +46,7 @@ class VertexData:
         self.out_edges: list[EdgeData] | tuple = _NO_EDGES
         self.in_edges: list[EdgeData] | tuple = _NO_EDGES
         self.deleted = False
+        self.edge_id_sum = 0
 
 
 class EdgeData:
@@ -133,6 +137,7 @@ class GraphStore:
         for vertex in touched.values():
             vertex.out_edges = [e for e in vertex.out_edges if not e.deleted] or _NO_EDGES
             vertex.in_edges = [e for e in vertex.in_edges if not e.deleted] or _NO_EDGES
+            vertex.edge_id_sum = sum(map(_EDGE_ID, vertex.out_edges)) + sum(map(_EDGE_ID, vertex.in_edges))
         for vertex in vertices:
             self.vertices.pop(vertex.id, None)
 
@@ -390,6 +395,9 @@ class GraphStore:
             self._indexes.rebuild(self.vertices.values())
 
 
+_EDGE_ID = attrgetter("id")
+
+
 def _frozen_props(properties: Mapping[str, Any] | None) -> dict[str, Any]:
     if not properties:
         return {}
@@ -397,6 +405,8 @@ def _frozen_props(properties: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _attach(start: VertexData, end: VertexData, edge: EdgeData) -> None:
+    start.edge_id_sum += edge.id
+    end.edge_id_sum += edge.id
     if start.out_edges:
         start.out_edges.append(edge)
     else:
@@ -434,6 +444,8 @@ def _undo_create_edge(store: GraphStore, edge: EdgeData) -> None:
         raise AssertionError("undo log out of order")  # replay is strictly reverse, so never
     edge.start.out_edges.pop()
     edge.end.in_edges.pop()
+    edge.start.edge_id_sum -= edge.id
+    edge.end.edge_id_sum -= edge.id
 
 
 def _undo_property(store: GraphStore, element: VertexData | EdgeData, key: str, old: Any) -> None:
