@@ -62,12 +62,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (  # noqa: E402
     ROOT,
+    CollectorClock,
     configure_model,
     load_average,
     markdown_table,
     model_folder,
     ms,
     peak_rss_mb,
+    percentile,
     provenance,
     provenance_lines,
     rss_mb,
@@ -91,13 +93,6 @@ TOP_K = 8  # the turns lane's default width
 PROFILE_WARM_CALLS = 10
 PROFILE_ROWS = 30
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def percentile(values: Sequence[float], share: float) -> float:
-    """Nearest-rank percentile (p95 of 20 values is the 19th smallest)."""
-    ordered = sorted(values)
-    rank = max(1, -(-len(ordered) * share // 1))
-    return ordered[int(rank) - 1]
 
 
 def in_turn(index: int) -> tuple[str, ...]:
@@ -127,25 +122,6 @@ class Limit:
         top = np.argpartition(-scores, TOP_K)[:TOP_K]
         top[np.argsort(-scores[top])]
         self.index.search(self.query_terms(question, self.index), TOP_K)
-
-
-class CollectorClock:
-    """Seconds Python's cyclic collector has run since this was made (through `gc.callbacks`), so a
-    timed call can say how much of it was the collector's. Process-wide: read around one call at a time."""
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self._started = 0.0
-        gc.callbacks.append(self._callback)
-
-    def _callback(self, phase: str, info: dict) -> None:
-        if phase == "start":
-            self._started = time.perf_counter()
-        else:
-            self.seconds += time.perf_counter() - self._started
-
-    def close(self) -> None:
-        gc.callbacks.remove(self._callback)
 
 
 @dataclass
