@@ -16,8 +16,10 @@ call pays for it. Then, in both call forms (the bare string form and the fast ca
   `CALL recall.invalidate()` there, which drops its directory and entries), and for comparison a cold
   call that finds the directory kept (after `recall.invalidate($user)`);
 - `--calls` warm calls against `a` only, and the same calls alternating `a`, `b`, `a`, `b`, ...
-  (the same questions in the same order), `--rounds` times, the order of the two series swapped every
-  round; each with wall and calling-thread CPU time per call, and in a separate pass of the same calls
+  (the same questions in the same order), `--rounds` times, the two series interleaved in blocks of
+  `--block` calls (which goes first alternating block by block and round by round), so that a shared
+  machine's drift falls on both alike; each with wall and calling-thread CPU time per call and the
+  collector's share, and in a separate pass of the same calls
   their procedure-API calls (`ApiCounts`, arguments included) and, for the fast shape, the prelude's
   own counts. The calls pass a precomputed `query_vector`: the question's embedding costs the same in
   both series and would only dilute the comparison. Before each series and each pass both entries are
@@ -40,6 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (  # noqa: E402
     ROOT,
+    CollectorClock,
     configure_model,
     load_average,
     markdown_table,
@@ -67,6 +70,7 @@ class Caller:
 
     def __init__(self, runtime, user_id: str, config: dict, today: str) -> None:
         self.runtime, self.user_id, self.config, self.today = runtime, user_id, config, today
+        self.clock = CollectorClock()
 
     def call(
         self,
@@ -97,11 +101,11 @@ class Caller:
 
         self.runtime.call("recall.render", prelude=prelude, database=database, api_counts=api_counts)
 
-    def timed(self, *args, **kwargs) -> tuple[float, float]:
-        """(wall, calling-thread CPU) seconds of one call."""
-        wall, cpu = time.perf_counter(), time.thread_time()
+    def timed(self, *args, **kwargs) -> tuple[float, float, float]:
+        """(wall, calling-thread CPU, Python's cyclic collector inside) seconds of one call."""
+        wall, cpu, collector = time.perf_counter(), time.thread_time(), self.clock.seconds
         self.call(*args, **kwargs)
-        return time.perf_counter() - wall, time.thread_time() - cpu
+        return time.perf_counter() - wall, time.thread_time() - cpu, self.clock.seconds - collector
 
     def counted(self, form: str, calls: Sequence[tuple[str, str, dict | None]]) -> tuple[dict, dict, dict]:
         """The procedure-API calls and prelude counts of `calls` (database, question, extra), summed,
@@ -134,7 +138,7 @@ def first_calls(caller: Caller, form: str, question: str) -> dict[str, dict]:
         for kind, argument in (("first", None), ("cold", caller.user_id)):
             caller.runtime.call("recall.invalidate", argument, database=database)
             before = caller.cache_counters()
-            wall, cpu = caller.timed(form, database, question)
+            wall, cpu, _ = caller.timed(form, database, question)
             cache = dict(caller.cache_counters() - before)
             caller.runtime.call("recall.invalidate", argument, database=database)
             api, prelude, _ = caller.counted(form, [(database, question, None)])
@@ -161,26 +165,31 @@ def series_calls(series: str, questions: list[str], given: dict[str, dict]) -> l
     ]
 
 
-def summary(
-    walls: list[float], cpus: list[float], rounds: int, counted: tuple, calls: int, cache: Counter
-) -> dict:
-    """One series in one form: total (per round, median over rounds) and median wall and CPU per call,
+def summary(samples: list[tuple[float, float, float]], rounds: int, counted: tuple, cache: Counter) -> dict:
+    """One series in one form from its timed calls' (wall, CPU, collector) seconds: total (per round,
+    median over rounds) and median wall and CPU per call, the collector's total and the slowest call;
     from the counted pass (`Caller.counted`) API calls and prelude counts per call and the cache's
     counters, and the cache's counters over the timed calls."""
     api, prelude, counted_cache = counted
-    per_round = len(walls) // rounds
-    totals = [sum(walls[r * per_round : (r + 1) * per_round]) for r in range(rounds)]
-    cpu_totals = [sum(cpus[r * per_round : (r + 1) * per_round]) for r in range(rounds)]
+    per_round = len(samples) // rounds
+    walls, cpus, collectors = zip(*samples, strict=True)
+
+    def per_round_total(values: Sequence[float]) -> list[float]:
+        return [sum(values[r * per_round : (r + 1) * per_round]) for r in range(rounds)]
+
+    totals = per_round_total(walls)
     return {
         "calls": per_round,
         "rounds": rounds,
         "total_ms": ms(statistics.median(totals)),
         "total_ms_rounds": [ms(t) for t in totals],
         "median_ms": ms(statistics.median(walls)),
-        "cpu_total_ms": ms(statistics.median(cpu_totals)),
+        "cpu_total_ms": ms(statistics.median(per_round_total(cpus))),
         "cpu_median_ms": ms(statistics.median(cpus)),
-        "api_per_call": {k: round(v / calls, 1) for k, v in api.items()},
-        "prelude_per_call": {k: round(v / calls, 1) for k, v in prelude.items()},
+        "collector_total_ms": ms(statistics.median(per_round_total(collectors))),
+        "max_ms": ms(max(walls)),
+        "api_per_call": {k: round(v / per_round, 1) for k, v in api.items()},
+        "prelude_per_call": {k: round(v / per_round, 1) for k, v in prelude.items()},
         "cache": dict(cache),
         "counted_cache": counted_cache,
     }
@@ -202,7 +211,7 @@ def ratios(single: dict, alternating: dict) -> dict:
     return out
 
 
-def measure(messages: int, calls: int, rounds: int, seed: int) -> dict:
+def measure(messages: int, calls: int, rounds: int, seed: int, block: int) -> dict:
     """Every figure, in this process."""
     import torch
     from memgraph_recall.client import setup_store
@@ -261,29 +270,26 @@ def measure(messages: int, calls: int, rounds: int, seed: int) -> dict:
     first_question, asked = asked[0], asked[1:]
 
     firsts = {form: first_calls(caller, form, first_question) for form in FORMS}
-    walls = {(form, kind): [] for form in FORMS for kind in SERIES}
-    cpus = {(form, kind): [] for form in FORMS for kind in SERIES}
+    samples = {(form, kind): [] for form in FORMS for kind in SERIES}
     caches = {(form, kind): Counter() for form in FORMS for kind in SERIES}
     plans = {kind: series_calls(kind, asked, given) for kind in SERIES}
     for number in range(rounds):
         for form in FORMS:
-            for kind in SERIES if number % 2 == 0 else SERIES[::-1]:
-                caller.fresh(form, first_question)
-                before = caller.cache_counters()
-                for database, question, extra in plans[kind]:
-                    wall, cpu = caller.timed(form, database, question, extra)
-                    walls[form, kind].append(wall)
-                    cpus[form, kind].append(cpu)
-                caches[form, kind] += caller.cache_counters() - before
+            caller.fresh(form, first_question)
+            for start in range(0, calls, block):  # the two series interleaved block by block
+                turn = (number + start // block) % 2
+                for kind in SERIES if turn == 0 else SERIES[::-1]:
+                    before = caller.cache_counters()
+                    for database, question, extra in plans[kind][start : start + block]:
+                        samples[form, kind].append(caller.timed(form, database, question, extra))
+                    caches[form, kind] += caller.cache_counters() - before
     results = {}
     for form in FORMS:
         results[form] = {}
         for kind in SERIES:
             caller.fresh(form, first_question)
             counted = caller.counted(form, plans[kind])
-            results[form][kind] = summary(
-                walls[form, kind], cpus[form, kind], rounds, counted, len(plans[kind]), caches[form, kind]
-            )
+            results[form][kind] = summary(samples[form, kind], rounds, counted, caches[form, kind])
         results[form]["ratio"] = ratios(results[form]["single"], results[form]["alternating"])
     for database in built.values():
         database["last_time"] = database["last_time"].isoformat()
@@ -292,6 +298,7 @@ def measure(messages: int, calls: int, rounds: int, seed: int) -> dict:
         "same_layout_vertices": same_layout,
         "first_calls": firsts,
         "series": results,
+        "block": block,
         "peak_rss_mb": peak_rss_mb(),
         "load": [load_start, load_average()],
     }
@@ -348,6 +355,8 @@ def report(out_dir: Path, info: dict, figures: dict) -> None:
                     s["median_ms"],
                     s["cpu_total_ms"],
                     s["cpu_median_ms"],
+                    s["collector_total_ms"],
+                    s["max_ms"],
                     cache,
                     *(f"{s['api_per_call'][k]:,}" for k in API_KINDS),
                     s["prelude_per_call"]["edges"] if form == "fast" else "-",
@@ -398,9 +407,10 @@ def report(out_dir: Path, info: dict, figures: dict) -> None:
         "## The bar",
         "",
         f"{calls} warm calls alternating a, b, a, b, ... against the same {calls} calls to a only (the same "
-        f"questions in the same order, `query_vector` given), {rounds} round(s), the order of the two series "
-        f"swapped every round. Ratio alternating / a only; the bar ({BAR}x) is checked on API calls per call "
-        "and on the total wall time.",
+        f"questions in the same order, `query_vector` given), {rounds} round(s), the two series interleaved "
+        f"in blocks of {figures['block']} calls (which goes first alternating block by block), so that the "
+        "machine's drift falls on both alike. Ratio alternating / a only; the bar "
+        f"({BAR}x) is checked on API calls per call and on the total wall time.",
         "",
         markdown_table(
             [
@@ -418,7 +428,8 @@ def report(out_dir: Path, info: dict, figures: dict) -> None:
         "## The series",
         "",
         "Total: the sum over one round's calls (median over the rounds); median: over every call of every "
-        "round; CPU: the calling thread's. API calls per call: from a separate pass of the same calls with "
+        "round; CPU: the calling thread's; collector: the time Python's cyclic collector ran inside the "
+        "calls (`gc.callbacks`), per round. API calls per call: from a separate pass of the same calls with "
         "`ApiCounts` (`arguments` included: the given `query_vector`, and the fast shape's signature lists). "
         "`cache`: the module's counters over the timed calls, and over the counted pass (every call should "
         "be a hit: both entries are built afresh before each series and each pass, so none pays the "
@@ -433,6 +444,8 @@ def report(out_dir: Path, info: dict, figures: dict) -> None:
                 "median wall",
                 "total CPU",
                 "median CPU",
+                "collector (total)",
+                "slowest call",
                 "cache",
                 *(f"{k} per call" for k in API_KINDS),
                 "prelude edges per call",
@@ -477,6 +490,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--calls", type=int, default=100, help="warm calls per series (even, >= 2)")
     parser.add_argument("--rounds", type=int, default=2, help="times each series runs (>= 1)")
+    parser.add_argument(
+        "--block",
+        type=int,
+        default=10,
+        help="the series run interleaved, this many calls of one then of the other (even, divides --calls)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="database a's seed; b's is seed + 1")
     parser.add_argument(
         "--results",
@@ -492,12 +511,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--calls: expected an even integer >= 2, got {args.calls}")
     if args.rounds < 1:
         parser.error(f"--rounds: expected an integer >= 1, got {args.rounds}")
+    if args.block < 2 or args.block % 2 or args.calls % args.block:
+        parser.error(f"--block: expected an even integer >= 2 dividing --calls, got {args.block}")
     info = provenance(sys.argv if argv is None else ["scripts/bench_databases.py", *argv])
     for (
         name
     ) in BLAS_THREAD_VARIABLES:  # one BLAS thread, as bench_scale's children (if numpy is not loaded yet)
         os.environ.setdefault(name, "1")
-    figures = measure(args.messages, args.calls, args.rounds, args.seed)
+    figures = measure(args.messages, args.calls, args.rounds, args.seed, args.block)
     report(args.results, info, figures)
     if args.json:
         args.json.write_text(json.dumps(headline(figures), indent=1))

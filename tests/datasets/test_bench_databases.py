@@ -12,11 +12,12 @@ import bench_databases  # noqa: E402
 
 def test_bench_databases_tiny(tmp_path):
     out = tmp_path / "headline.json"
-    args = ["--messages", "200", "--calls", "4", "--rounds", "2", "--results", str(tmp_path / "res"),
-            "--json", str(out)]
+    args = ["--messages", "200", "--calls", "4", "--rounds", "2", "--block", "2",
+            "--results", str(tmp_path / "res"), "--json", str(out)]
     assert bench_databases.main(args) == 0
     details = json.loads((tmp_path / "res" / "details.json").read_text())
     a, b = details["databases"]["a"], details["databases"]["b"]
+    assert details["block"] == 2
     assert a["user_vertex"] == b["user_vertex"] and a["messages"] == b["messages"] == 200
     assert len(a["tokens"]) == len(b["tokens"]) == 1 and a["tokens"] != b["tokens"]
     for form in bench_databases.FORMS:
