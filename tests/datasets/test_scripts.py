@@ -102,6 +102,8 @@ def test_bench_scale_one_small_size(small_scale):
         counted = {"cold": "builds", "warm": "hits", "warm_vector": "hits", "refresh": "refreshes",
                    "forget": "builds"}
         assert f["api_cache"] == {phase: {counter: 1} for phase, counter in counted.items()}
+        assert set(f["cold_reference_api_calls"]) == set(bench_scale.API_KINDS)
+        assert f["cold_reference_api_calls"]["properties"] >= 2 * 200
     bare, fast = figures["forms"]["bare"], figures["forms"]["fast"]
     assert bare["api_calls"]["warm"]["arguments"] == 6  # user, question, today, config (one key and value)
     assert not any(bare["prelude_counts"]["warm"].values()) and set(bare["prelude_ms"].values()) == {0.0}
