@@ -150,6 +150,11 @@ def rss_mb() -> float:
     return round(_status_kib("VmRSS") / 1024, 1)
 
 
+def load_average() -> float:
+    """The 1-minute load average now (what else the machine runs, for a report's provenance)."""
+    return round(os.getloadavg()[0], 2)
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident memory so far, in MiB."""
     return round(_status_kib("VmHWM") / 1024, 1)

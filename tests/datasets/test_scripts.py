@@ -70,49 +70,101 @@ def test_eval_locomo_small_slice(tmp_path):
 
 @pytest.fixture(scope="module")
 def small_scale() -> dict:
-    """bench_scale's figures for one small size (measured once for the tests below)."""
-    return bench_scale.measure(200, seed=1, n_questions=20)
+    """bench_scale's figures for one small size, profiles included (measured once for the tests below)."""
+    return bench_scale.measure(200, seed=1, n_questions=20, profile=True)
+
+
+def without_profile(figures: dict) -> dict:
+    """A child's figures as `measured` combines them (the profile taken out), as a fresh copy."""
+    return json.loads(json.dumps({k: v for k, v in figures.items() if k != "profile"}))
 
 
 def test_bench_scale_one_small_size(small_scale):
     figures = small_scale
-    assert set(bench_scale.HEADLINE) <= set(figures)
-    assert all(figures[k] > 0 for k in bench_scale.HEADLINE)
+    assert all(figures[k] > 0 for k in ("question_embed_ms", "limit_ms", "read_floor_ms", "peak_rss_mb"))
     details = figures["details"]
     assert details["questions"] == 20 and details["counts"]["synth-0"]["messages"] == 200
-    assert details["pause_gc"] is False and set(details["collector_ms"]) == set(bench_scale.PHASES)
-    api = figures["api_calls"]
-    assert set(api) == set(bench_scale.PHASES)
-    assert all(set(counts) == set(bench_scale.API_KINDS) for counts in api.values())
-    # a cold build reads every message (200 of them, at least text and vectors), a warm call far less
-    assert api["cold"]["properties"] >= 2 * 200 and api["cold"]["total"] > 2 * api["warm"]["total"] > 0
-    assert details["read_floor_api_calls"]["properties"] == 7 * details["counts"]["synth-0"]["messages"]
-    assert details["cache"]["warm"] == {"hits": 20} and details["cache"]["refresh"].get("refreshes") == 5
+    assert details["pause_gc"] is False and len(details["load"]) == 2 and details["user_vertices"] > 200
+    assert set(figures["forms"]) == set(bench_scale.FORMS)
+    for f in figures["forms"].values():
+        assert set(f["median_ms"]) == set(f["cpu_ms"]) == set(f["collector_ms"]) == set(bench_scale.PHASES)
+        assert all(value > 0 for value in f["median_ms"].values())
+        api = f["api_calls"]
+        assert set(api) == set(f["prelude_counts"]) == set(bench_scale.PHASES)
+        assert all(set(counts) == set(bench_scale.API_KINDS) for counts in api.values())
+        # a cold build reads every message (200 of them, at least text and vectors), a warm call far less
+        assert api["cold"]["properties"] >= 2 * 200 and api["cold"]["total"] > 2 * api["warm"]["total"] > 0
+        # a given query_vector is converted with the call: its key, the list and 384 numbers
+        assert api["warm_vector"]["arguments"] == api["warm"]["arguments"] + 386
+        assert f["cache"]["cold"] == {"builds": 5} and f["cache"]["forget"] == {"builds": 3}
+        assert f["cache"]["warm"] == {"hits": 20} == f["cache"]["warm_vector"]
+        assert f["cache"]["refresh"] == {"refreshes": 5}
+        counted = {"cold": "builds", "warm": "hits", "warm_vector": "hits", "refresh": "refreshes",
+                   "forget": "builds"}
+        assert f["api_cache"] == {phase: {counter: 1} for phase, counter in counted.items()}
+        assert set(f["cold_reference_api_calls"]) == set(bench_scale.API_KINDS)
+        assert f["cold_reference_api_calls"]["properties"] >= 2 * 200
+    bare, fast = figures["forms"]["bare"], figures["forms"]["fast"]
+    assert bare["api_calls"]["warm"]["arguments"] == 6  # user, question, today, config (one key and value)
+    assert not any(bare["prelude_counts"]["warm"].values()) and set(bare["prelude_ms"].values()) == {0.0}
+    # the fast shape's prelude reads the holders' edges (counted apart), so the procedure walks fewer
+    prelude = fast["prelude_counts"]["warm"]
+    assert prelude["lookups"] == 2 and prelude["scanned"] == 0 and prelude["edges"] > 0
+    assert fast["api_calls"]["warm"]["edges"] < bare["api_calls"]["warm"]["edges"]
+    assert fast["api_calls"]["warm"]["arguments"] > 3 * prelude["holders"]  # the signature's three lists
+    assert figures["read_floor_api_calls"]["properties"] == 7 * details["counts"]["synth-0"]["messages"]
+    profile = figures["profile"]
+    assert profile["cold_bare"]["calls"] == 1
+    assert profile["warm_fast"]["calls"] == bench_scale.PROFILE_WARM_CALLS
+    assert any("recall_lib/cache.py" in row[0] for row in profile["cold_bare"]["cumulative"])
+    assert len(profile["warm_fast"]["self"]) == bench_scale.PROFILE_ROWS
 
 
 def test_bench_scale_combines_runs_by_median(small_scale):
-    runs = [{**small_scale, "cold_ms": small_scale["cold_ms"] + extra} for extra in (4.0, 0.0, 2.0)]
+    runs = []
+    for extra in (4.0, 0.0, 2.0):
+        run = without_profile(small_scale)
+        run["forms"]["bare"]["median_ms"]["cold"] += extra
+        runs.append(run)
     figures = bench_scale.combined(runs)
-    assert figures["cold_ms"] == round(small_scale["cold_ms"] + 2.0, 2)
-    assert figures["api_calls"] == small_scale["api_calls"]
-    cold_samples = small_scale["details"]["samples_ms"]["cold"]
-    assert figures["details"]["samples_ms"]["cold"] == cold_samples * 3
-    assert [run["cold_ms"] for run in figures["runs"]] == [r["cold_ms"] for r in runs]
+    bare = small_scale["forms"]["bare"]
+    assert figures["forms"]["bare"]["median_ms"]["cold"] == round(bare["median_ms"]["cold"] + 2.0, 2)
+    assert figures["forms"]["fast"]["api_calls"] == small_scale["forms"]["fast"]["api_calls"]
+    assert figures["forms"]["bare"]["samples_ms"]["cold"] == bare["samples_ms"]["cold"] * 3
+    cold = [r["forms"]["bare"]["median_ms"]["cold"] for r in runs]
+    assert [run["bare"]["cold"] for run in figures["runs"]] == cold
+    assert figures["runs"][0]["fast"]["warm_cpu"] == small_scale["forms"]["fast"]["cpu_ms"]["warm"]
 
 
 def test_bench_scale_report_and_headline(small_scale, tmp_path):
-    figures = bench_scale.combined([small_scale])
-    paused = {**figures, "cold_ms": 1.5}
+    figures = bench_scale.combined([without_profile(small_scale)])
+    paused = json.loads(json.dumps(figures))
+    paused["forms"]["bare"]["median_ms"]["cold"] = 1.5
     info = {"command": "python scripts/bench_scale.py", "date": "d", "machine": "m", "commit": "c",
             "blas_threads": "1"}
-    bench_scale.write_report(tmp_path, info, {"200": figures}, {"200": paused})
+    bars_at = str(bench_scale.TARGETS_AT)  # the small figures filed under the bars' size too, to render them
+    results, paused_results = {"200": figures, bars_at: figures}, {"200": paused, bars_at: paused}
+    profile = {"size": "200", "figures": small_scale["profile"]}
+    bench_scale.write_report(tmp_path, info, results, paused_results, profile)
     report = (tmp_path / "README.md").read_text()
-    assert "Procedure-API calls per call" in report and "| 200 | cold |" in report
+    assert "Procedure-API calls per call" in report and "| 200 | bare string form | cold |" in report
+    assert "| 200 | fast call shape | warm |" in report and "| 200 | - | read floor |" in report
     assert "median, host pauses the collector" in report and "| 1.500 |" in report
+    assert "## Bars (issue #20)" in report
+    assert "| fast call shape | warm median incl. question embedding <= 80 ms |" in report
+    assert "**warm CPU**" in report and "[profile.md](profile.md)" in report
+    assert "Top 30 by cumulative time" in (tmp_path / "profile.md").read_text()
     assert (tmp_path / "scale.png").stat().st_size > 0
     saved = json.loads((tmp_path / "details.json").read_text())
-    assert set(saved) == {"provenance", "results", "host_gc_pause"}
-    head = bench_scale.headline({"200": figures}, {"200": paused})["200"]
-    assert set(head) == {*bench_scale.HEADLINE, "api_calls", "host_gc_pause"}
-    assert head["api_calls"] == {phase: figures["api_calls"][phase]["total"] for phase in bench_scale.PHASES}
-    assert head["host_gc_pause"]["cold_ms"] == 1.5
+    assert set(saved) == {"provenance", "results", "host_gc_pause", "profile"}
+    head = bench_scale.headline(results, paused_results)
+    shared = {"question_embed_ms", "limit_ms", "read_floor_ms", "peak_rss_mb"}
+    assert set(head["200"]) == {*shared, *bench_scale.FORMS}
+    fast = figures["forms"]["fast"]
+    totals = {phase: fast["api_calls"][phase]["total"] for phase in bench_scale.PHASES}
+    assert head["200"]["fast"]["api_calls"] == totals
+    assert head["200"]["bare"]["host_gc_pause_ms"]["cold"] == 1.5
+    bars = head[bars_at]["bars"]
+    assert len(bars) == len(bench_scale.bar_checks(figures)) == 12
+    assert bars[2]["measured"] == totals["warm"] and bars[2]["met"] == (totals["warm"] <= 20_000)
+    assert all(bar["met"] == (bar["measured"] <= bar["bar_value"]) for bar in bars)
