@@ -33,8 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (  # noqa: E402
     ROOT,
     configure_model,
+    fast_call,
     graph_cache_key,
     provenance,
+    set_up,
 )
 from eval_common import SIGNALS, Baselines, UserTurns, turn_rows  # noqa: E402
 from locomo_report import write_report  # noqa: E402
@@ -194,14 +196,14 @@ class Recall:
                   "fact_turns_k": LANE_DEPTH, "turns_budget": LANE_DEPTH,
                   "query_vector": self.vectors[(question.user_id, question.index)]}
         ranks: dict[str, dict[str, int]] = defaultdict(dict)
-        for row in self.runtime.call("recall.lanes", question.user_id, question.question, config):
+        for row in fast_call(self.runtime, "recall.lanes", question.user_id, question.question, config):
             if row["lane"] in ("text", "turns", "fact_turns", "fused"):
                 ranks[row["lane"]].setdefault(row["key"], row["rank"])
         return dict(ranks)
 
     def _call(self, question, config: dict) -> dict:
-        return self.runtime.call("recall.render", question.user_id, question.question,
-                                 question.today.isoformat(), {"embedding_model": self.model, **config})[0]
+        return fast_call(self.runtime, "recall.render", question.user_id, question.question,
+                         question.today.isoformat(), {"embedding_model": self.model, **config})[0]
 
 
 # -- scoring ---------------------------------------------------------------------------------------
@@ -355,6 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if runtime.load_errors:
         raise SystemExit(f"query modules failed to load: {runtime.load_errors}")
     graph_file, embedding = load_embedded(runtime, data, args.conversations, model, args.cache)
+    set_up(runtime)
     users, by_minute, fact_sources = read_turns(graph_file, model)
 
     scored = [q for q in data.questions if q.evidence]

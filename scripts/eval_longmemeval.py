@@ -25,7 +25,7 @@ import numpy as np
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import ROOT, configure_model, graph_cache_key, provenance  # noqa: E402
+from bench_common import ROOT, configure_model, fast_call, graph_cache_key, provenance, set_up  # noqa: E402
 from eval_common import SIGNALS, Baselines, UserTurns, turn_rows  # noqa: E402
 from longmemeval_cache import ActionVertices, CacheFiles, load_embedded  # noqa: E402
 from longmemeval_metrics import KS  # noqa: E402
@@ -65,8 +65,8 @@ class Recall:
 
     def _render(self, question, config: dict) -> tuple[dict, float]:
         start = time.perf_counter()
-        row = self.runtime.call("recall.render", question.user_id, question.question,
-                                question.today.isoformat(), {"embedding_model": self.model, **config})[0]
+        row = fast_call(self.runtime, "recall.render", question.user_id, question.question,
+                        question.today.isoformat(), {"embedding_model": self.model, **config})[0]
         return row, time.perf_counter() - start
 
     def measure(self, question) -> tuple[dict, tuple[float, float], bool]:
@@ -211,6 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"query modules failed to load: {runtime.load_errors}")
     files = CacheFiles.of(args.cache, graph_cache_key(model, [args.data], Path(longmemeval.__file__)))
     embedding = load_embedded(runtime, data, to_embed, model, files)
+    set_up(runtime)
     runtime.call("recall.status", {"embedding_model": model})  # loads the model before any timed call
     import torch
 
