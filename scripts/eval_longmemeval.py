@@ -43,6 +43,7 @@ from longmemeval_scoring import (  # noqa: E402
     render_times,
     signals_off,
 )
+from longmemeval_tuning import grid_configs, leave_one_type_out  # noqa: E402
 
 #: The deep ranking's TURN rows (`turns_budget`): every turn any lane or signal ranks (histories have
 #: < 600 turns); the script's own runtime raises the server's row ceiling to allow it.
@@ -176,7 +177,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "results/longmemeval)")
     parser.add_argument("--cache", type=Path, default=ROOT / "results" / "cache",
                         help="folder for the embedded graph (default results/cache, gitignored)")
+    parser.add_argument("--grid", type=int, default=24,
+                        help="configs in the leave-one-type-out grid, defaults included (default 24)")
     args = parser.parse_args(argv)
+    if args.grid < 1:
+        parser.error(f"--grid: expected an integer >= 1, got {args.grid}")
     if not args.data.is_file():
         parser.error(f"--data: no such file {args.data}")
     if args.limit is not None and args.limit < 1:
@@ -223,12 +228,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     load = os.getloadavg()
     outcomes = {q.user_id: evaluate(q, recall, baselines) for q in tqdm(scored, desc="questions", unit="q")}
     load = [round(x, 2) for x in (*load, *os.getloadavg())]
+    configs = grid_configs(args.grid)
+    grid_rows = [{q.user_id: recall.order(q, config) for q in scored}
+                 for config in tqdm(configs, desc="leave one type out", unit="config")]
 
     entries = per_question(scored, outcomes)
     results = {"shown": coverage(scored, outcomes), "longmemeval": lme_summary(scored, outcomes),
                "render_time": render_times(scored, outcomes), "headroom": headroom(scored, outcomes),
                "signals_off": signals_off(scored, outcomes),
-               "misses": misses(entries)}
+               "misses": misses(entries),
+               "leave_one_type_out": leave_one_type_out(scored, configs, lambda i, user: grid_rows[i][user])}
     extra = {
         "file": args.data.name, "questions": len(data.questions), "scored": len(scored),
         "abstention": sum(q.abstention for q in data.questions), "sessions": data.sessions,

@@ -61,6 +61,26 @@ def _signals(off: dict, shown: dict) -> str:
     return markdown_table(["run", "TURN rows", *names], rows)
 
 
+def _tuning_lines(tuning: dict) -> str:
+    """The held-out folds and their weighted mean beside the in-sample figures."""
+    mean, base = tuning["mean"], tuning["defaults_score"]
+    best = tuning["best_in_sample"]
+    rows = [[f["held_out"], f["n"], ", ".join(f"{k} {v:g}" for k, v in f["config"].items()),
+             f["held_out_score"]["24"], f["held_out_score"]["10"], f["defaults_on_it"]["24"],
+             f["defaults_on_it"]["10"]] for f in tuning["folds"]]
+    table = markdown_table(["held-out type", "n", "config best on the other five", "held-out @24", "@10",
+                            "defaults @24", "@10"], rows)
+    return "\n".join([
+        f"A grid of {tuning['grid_size']} configs (the defaults and a seeded sample of "
+        "`scripts/longmemeval_tuning.py`'s GRID). For each type, the config with the best mean of the "
+        "all-evidence shares at 24 and 10 rows on the other five types, scored on the held-out type.", "",
+        f"- Leave-one-type-out (question-weighted): **{mean['24']:.3f}** at 24 rows, **{mean['10']:.3f}** "
+        f"at 10; in-sample with the defaults {base['24']:.3f} / {base['10']:.3f}; the grid's best on all "
+        f"types {best['24']:.3f} / {best['10']:.3f} "
+        f"({', '.join(f'{k} {v:g}' for k, v in best['config'].items())}).",
+        "", table])
+
+
 def _times(times: dict) -> str:
     rows = [[name, *(times[name][call][stat] for call in ("first", "second")
                      for stat in ("mean_ms", "median_ms", "max_ms"))] for name in times]
@@ -191,7 +211,8 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         "gets). Each question is its own user with its own history (~48 sessions, ~490 turns). Headline: the "
         "share of questions whose `has_answer` turns (user or assistant) ALL appear among the TURN rows of "
         "`recall.render`, at a fixed 24 TURN rows and at 10 (the first 10 of the same ranking). Abstention "
-        "questions (`_abs`) are not scored. No weight was tuned on this file.", "",
+        "questions (`_abs`) are not scored. The role signal's weight (`role_boost`) was chosen on this "
+        "file (the other weights on LoCoMo); the leave-one-type-out section shows what that is worth.", "",
         *provenance_lines(info), "", "## Data", "", *_data_lines(extra), "",
         "## Headline", "",
         f"- All evidence shown: **{head['24']['all']['all_evidence']:.3f}** at 24 TURN rows ({n24} of "
@@ -240,8 +261,11 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         "## Ranking signals off", "",
         "All evidence shown with one signal of the fused ranking switched off (its weight 0; `all signals`: "
         "plain reciprocal-rank fusion of the lanes). The speaker signal never fires here: no question names "
-        "`user` or `assistant`.", "",
+        "`user` or `assistant`. The role signal fires on every question (each speaks in the first person, "
+        "or asks what the assistant said).", "",
         _signals(results["signals_off"], shown), "",
+        "## Leave one question type out", "",
+        _tuning_lines(results["leave_one_type_out"]), "",
         "## recall.render time per question", "",
         "First call on a cold cache for that user (`recall.invalidate` before it: the user's snapshot is "
         "built, the question embedded), then a second call (warm), both at 24 TURN rows with the module "

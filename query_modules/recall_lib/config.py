@@ -55,6 +55,7 @@ class RecallConfig:
     session_boost: float = 0.2
     neighbour_boost: float = 0.35
     date_boost: float = 1.0
+    role_boost: float = 2.0
     embedding_model: str | None = None
     query_instruction: str | None = None
     query_vector: tuple[float, ...] | None = None
@@ -72,7 +73,12 @@ class RecallConfig:
     def ranking(self) -> RankingWeights:
         """The fused turn ranking's weights (see `ranking`)."""
         return RankingWeights(
-            self.fusion_k, self.speaker_boost, self.session_boost, self.neighbour_boost, self.date_boost
+            self.fusion_k,
+            self.speaker_boost,
+            self.session_boost,
+            self.neighbour_boost,
+            self.date_boost,
+            self.role_boost,
         )
 
 
@@ -275,6 +281,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "session_boost": (_bounded_number(0, 2), _QUERYING),
     "neighbour_boost": (_bounded_number(0, 1), _QUERYING),
     "date_boost": (_bounded_number(0, 10), _QUERYING),
+    "role_boost": (_bounded_number(0, 10), _QUERYING),
     "embedding_model": (_name, _ALL),
     "query_instruction": (_string, _QUERYING),
     "query_vector": (_vector, _QUERYING),

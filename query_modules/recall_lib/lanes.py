@@ -15,6 +15,7 @@ from .config import RecallConfig
 from .kinds import ENTITY, FACT, NOTE, TURN
 from .question_dates import question_windows
 from .ranking import named_participant, rank_turns
+from .roles import asked_role
 from .snapshot import UserSnapshot
 from .textindex import overlap_best, query_terms, tokenize
 from .vector_rows import VectorSet
@@ -193,6 +194,7 @@ def fused_turns(
         settings.turns_budget,
         speaker if settings.speaker_boost else None,
         windows,
+        asked_role(question) if settings.role_boost else None,
     )
     hits = []
     for count, item in enumerate(ranked):

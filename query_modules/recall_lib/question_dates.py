@@ -56,7 +56,15 @@ _UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _AGO = re.compile(
     r"\b(?P<count>\d{1,3}|a|an|one|two|three|four|five|six)\s+(?P<unit>day|week|month|year)s?\s+ago\b"
 )
-_WORD_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_WORD_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "few": 3,
+                "couple of": 2}
+#: "in the past two months": a span ending today.
+_PAST = re.compile(
+    r"\b(?P<word>past|last|previous)\s+(?:(?P<count>\d{1,3}|two|three|four|five|six|few|couple\s+of)\s+)?"
+    r"(?P<unit>day|week|month|year)(?P<plural>s)?\b"
+)
+#: "before today", "until today": a bound, not the day itself.
+_NOT_TODAY = re.compile(r"\b(?:before|until|till|up\s+to|prior\s+to|as\s+of)\s+today\b")
 _RELATIVE = {
     "today": (0, 0),
     "yesterday": (1, 1),
@@ -136,9 +144,19 @@ def _explicit_window(parts: dict[str, str | None], today: date | None) -> DayWin
 
 def _relative_windows(text: str, today: date) -> list[tuple[int, DayWindow]]:
     found = []
+    bounds = [m.span() for m in _NOT_TODAY.finditer(text)]
     for phrase, (back_first, back_last) in _RELATIVE.items():
         for match in re.finditer(rf"\b{phrase}\b", text):
-            found.append((match.start(), _back(today, back_first, back_last)))
+            if not any(start <= match.start() < end for start, end in bounds):
+                found.append((match.start(), _back(today, back_first, back_last)))
+    for match in _PAST.finditer(text):
+        if match["count"] is None and match["plural"]:
+            continue  # "the past days": no length
+        if match["count"] is None and (match["word"] == "last" or match["unit"] == "year"):
+            continue  # "last week", "last month": the calendar phrases above; a year is too wide
+        count = " ".join((match["count"] or "one").split())
+        days = (int(count) if count.isdigit() else _WORD_COUNTS[count]) * _UNITS[match["unit"]]
+        found.append((match.start(), _back(today, days, 0)))
     for match in _AGO.finditer(text):
         count = match["count"]
         days = (int(count) if count.isdigit() else _WORD_COUNTS[count]) * _UNITS[match["unit"]]

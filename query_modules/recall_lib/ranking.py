@@ -7,6 +7,8 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
     base(t)  = sum over lanes of 1 / (fusion_k + rank of t in the lane)    (reciprocal-rank fusion)
                x (1 + speaker_boost)  when t's speaker is the one participant the question names
                x (1 + date_boost)     when t was said within a day of a date the question names
+               x (1 + role_boost)     when t is on the side of the conversation the question asks
+                                      about (`roles.asked_role`: the user's turns for "I", "my")
     score(t) = base(t)
                + session_boost   x (sum of the SESSION_TOP best bases in t's session)   if a lane found t
                + neighbour_boost x (the best base among turns up to NEIGHBOUR_REACH places
@@ -41,6 +43,7 @@ class RankingWeights:
     session_boost: float
     neighbour_boost: float
     date_boost: float
+    role_boost: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class TurnFacts:
     previous: np.ndarray  # int64 index of the turn before in the same session, -1 when none
     following: np.ndarray  # int64 index of the turn after in the same session, -1 when none
     speakers: Sequence[str]
+    roles: Sequence[str] = ()  # action_type per turn (user_message, assistant_message, ...)
 
 
 @dataclass(frozen=True)
@@ -186,6 +190,7 @@ def rank_turns(
     budget: int,
     speaker: str | None = None,
     windows: Sequence[DayWindow] = (),
+    role: str | None = None,
 ) -> list[RankedTurn]:
     """The `budget` best turns by the fused score; `lanes` maps each turn lane to its turns, best first."""
     if budget <= 0:
@@ -197,6 +202,9 @@ def rank_turns(
     if speaker is not None and weights.speaker_boost:
         spoken = np.array([facts.speakers[t] == speaker for t in candidates.tolist()], dtype=bool)
         factors.append(("speaker", spoken, 1.0 + weights.speaker_boost))
+    if role is not None and weights.role_boost and len(facts.roles):
+        said = np.array([facts.roles[t] == role for t in candidates.tolist()], dtype=bool)
+        factors.append(("role", said, 1.0 + weights.role_boost))
     if windows and weights.date_boost:
         factors.append(("date", in_windows(facts.epoch[candidates], windows), 1.0 + weights.date_boost))
     for _, mask, factor in factors:

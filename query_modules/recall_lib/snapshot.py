@@ -156,7 +156,9 @@ def _turn_derived(
     turns: TurnTable, turn_filter: FilterArrays
 ) -> tuple[TurnFacts, dict[str, tuple[str, ...]]]:
     previous, following = neighbour_links(turn_filter.session)
-    facts = TurnFacts(turn_filter.session, turn_filter.epoch, previous, following, turns.speakers)
+    facts = TurnFacts(
+        turn_filter.session, turn_filter.epoch, previous, following, turns.speakers, turns.action_types
+    )
     return facts, {name: tuple(tokenize(name)) for name in set(turns.speakers)}
 
 

@@ -106,8 +106,10 @@ def test_a_routing_client_reads_on_the_replica_and_embeds_on_main(cluster):
     with RecallClient.from_url(f"neo4j://{router.address}", timeout=5, connect_timeout=2) as client:
         use_every_call(client)
         client.setup()
-    assert procedures_run(reader) == [("recall.render", "r"), ("recall.lanes", "r"), ("recall.status", "r"),
-                                      ("SHOW INDEX INFO", "r"), ("recall.invalidate", "r"), ("mg.procedures", "r")]
+    assert procedures_run(reader) == [
+        ("recall.render", "r"), ("recall.lanes", "r"), ("recall.status", "r"),
+        ("SHOW INDEX INFO", "r"), ("recall.invalidate", "r"), ("mg.procedures", "r"),
+    ]
     embeds, setup = writer.runs[0], writer.runs[1:]
     assert "recall.embed" in embeds.query and embeds.mode == "w"
     assert setup and all(run.mode == "w" and "recall." not in run.query for run in setup)

@@ -1,6 +1,6 @@
 """Dates a question names (`recall_lib.question_dates`): explicit forms, months, relative phrases."""
 
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 from hypothesis import given
@@ -63,3 +63,14 @@ def test_any_text_gives_windows_in_order_and_never_raises(text):
 def test_a_huge_question_is_scanned_only_to_a_bound():
     text = "x " * 1_000_000 + "on 8 May 2023"
     assert question_windows(text) == ()
+
+
+def test_a_span_ending_today_is_read_and_before_today_names_no_day():
+    [window] = question_windows("What feed did I buy in the past two months?", TODAY)
+    assert (window.first, window.last) == (TODAY - timedelta(days=60), TODAY)
+    [window] = question_windows("Which cuisines did I try over the last few weeks?", TODAY)
+    assert (window.first, window.last) == (TODAY - timedelta(days=21), TODAY)
+    assert question_windows("The order of airlines I flew with before today?", TODAY) == ()
+    # "past days" has no length, a year is too wide
+    assert question_windows("What did I do last year or in the past days?", TODAY) == ()
+    assert question_windows("What did I eat today?", TODAY) == (day(TODAY.year, TODAY.month, TODAY.day),)

@@ -1,6 +1,7 @@
 """The fused turn ranking (`recall_lib.ranking`): each signal on a small hand-built conversation, with the
 signal's weight at 0 as the control, so every test fails when its signal is removed."""
 
+from dataclasses import replace
 from datetime import date, datetime, timezone
 
 import numpy as np
@@ -61,6 +62,17 @@ def test_speaker_boost_lifts_the_named_participants_turns_softly():
     assert order(lanes, facts, weights(speaker_boost=1.0), speaker="Ben") == [1, 2, 0]
     # Soft: a small boost lets Ben's 2nd turn pass Ana's 1st only when the gap is small.
     assert order(lanes, facts, weights(speaker_boost=0.1), speaker="Ben") == [0, 1, 2]
+
+
+def test_role_boost_lifts_the_asked_sides_turns_softly():
+    roles = ["assistant_message", "user_message", "assistant_message"]
+    facts = replace(conversation(["a", "b", "c"]), roles=roles)
+    lanes = {"text": [0, 2, 1]}
+    assert order(lanes, facts, OFF, role="user_message") == [0, 2, 1]  # control: signal off
+    assert order(lanes, facts, weights(role_boost=2.0), role="user_message") == [1, 0, 2]
+    assert order(lanes, facts, weights(role_boost=2.0)) == [0, 2, 1]  # the question asks no side
+    # Soft: a small boost lets the user's turn pass the next one, not the first.
+    assert order(lanes, facts, weights(role_boost=0.2), role="user_message") == [0, 1, 2]
 
 
 def test_named_participant_matches_whole_words_of_this_users_speakers_only():
