@@ -401,7 +401,7 @@ class RecallCache:
                 if edge.type.name == s.HAS_ACTION:
                     action, sid = edge.to_vertex, holders[holder]
                     agent = holder not in sessions
-                    candidates.add(action.id, agent_action_session(action, sid) if agent else sid, edge.id)
+                    candidates.add(action, agent_action_session(action, sid) if agent else sid, edge.id)
                 elif edge.type.name == s.HAS_AGENT and holder in sessions:
                     to_expand.setdefault(holder, edge.from_vertex)
         skipped: Counter = Counter()

@@ -137,30 +137,32 @@ def memory_skip(vertex: Any, user_id: int) -> str | None:
     return None
 
 
-def mention_skip(edge: Any, action_ids: Container[str]) -> str | None:
-    """A MENTIONED_IN edge makes its entity the user's (None) or not (a reason; "" for no mention)."""
+def mention_skip(edge: Any, action_ids: Container[str], entity: Any = None) -> str | None:
+    """A MENTIONED_IN edge makes its entity (`edge.from_vertex`, or `entity` when the caller holds it)
+    the user's (None) or not (a reason; "" for no mention)."""
     sources = edge.properties.get(s.SOURCES)
     if not isinstance(sources, (list, tuple)) or len(sources) > MAX_SOURCES:
         return "mention_with_unreadable_sources"
     if not any(id_text(source) in action_ids for source in sources):
         return ""
-    if labels_of(edge.from_vertex) & s.STRUCTURAL_LABELS:
+    if labels_of(entity if entity is not None else edge.from_vertex) & s.STRUCTURAL_LABELS:
         return "entity_with_structural_label"
     return None
 
 
-def fact_ends(edge: Any, user_id: int) -> tuple[bool, bool] | None:
-    """(head is the User, tail is the User) of a fact edge; None when an end is neither the User nor an
-    entity, or both are the User."""
+def fact_ends(edge: Any, user_id: int) -> tuple[bool, bool, tuple[Any, Any]] | None:
+    """(head is the User, tail is the User, (head, tail)) of a fact edge, each end handed out once;
+    None when an end is neither the User nor an entity, or both are the User."""
+    vertices = (edge.from_vertex, edge.to_vertex)
     ends = []
-    for vertex in (edge.from_vertex, edge.to_vertex):
+    for vertex in vertices:
         if vertex.id == user_id:
             ends.append(True)
         elif labels_of(vertex) & s.STRUCTURAL_LABELS:
             return None
         else:
             ends.append(False)
-    return None if ends[0] and ends[1] else (ends[0], ends[1])
+    return None if ends[0] and ends[1] else (ends[0], ends[1], vertices)
 
 
 # -- the collision rule's view of the graph ---------------------------------------------------------
@@ -215,6 +217,7 @@ class OwnedFact:
     source_id: str
     head_is_user: bool
     tail_is_user: bool
+    ends: tuple[Any, Any]  # (head, tail) vertices as `fact_ends` read them
 
 
 @dataclass
@@ -241,16 +244,20 @@ class OwnedGraph:
 
 class Candidates:
     """Actions found under the user's holders, by vertex id: the session each stands for (the first found
-    wins) and the ids of the HAS_ACTION edges it was found through (so checking its parents reads only
-    those edges' ids). Ids only: the vertices are looked up again when checked (see `OwnedAction`)."""
+    wins), the ids of the HAS_ACTION edges it was found through (so checking its parents reads only
+    those edges' ids) and the vertex the edge handed out, valid for the calling transaction, so admitting
+    it needs no second lookup (a cold build then hands each Action out once)."""
 
     def __init__(self) -> None:
         self.sessions: dict[int, str | None] = {}
         self.edges: dict[int, list[int]] = {}
+        self.vertices: dict[int, Any] = {}
 
-    def add(self, vertex_id: int, session_id: str | None, edge_id: int) -> None:
+    def add(self, vertex: Any, session_id: str | None, edge_id: int) -> None:
+        vertex_id = vertex.id
         self.sessions.setdefault(vertex_id, session_id)
         self.edges.setdefault(vertex_id, []).append(edge_id)
+        self.vertices.setdefault(vertex_id, vertex)
 
     def __len__(self) -> int:
         return len(self.sessions)
@@ -262,6 +269,7 @@ class Candidates:
             if vertex_id not in held:
                 rest.sessions[vertex_id] = session_id
                 rest.edges[vertex_id] = self.edges[vertex_id]
+                rest.vertices[vertex_id] = self.vertices[vertex_id]
         return rest
 
 
@@ -322,7 +330,7 @@ def expand_sessions(
         agents = []
         for name, edge_id, target in out_edges_of(session, _SESSION_CHILDREN, ids_of(session_id)):
             if name == s.HAS_ACTION:
-                candidates.add(target.id, sid, edge_id)
+                candidates.add(target, sid, edge_id)
             else:
                 agents.append(target)
         for agent in agents:
@@ -334,7 +342,7 @@ def expand_sessions(
                 continue
             holders[agent.id] = sid
             for _, edge_id, action in out_edges_of(agent, (s.HAS_ACTION,), ids_of(agent.id)):
-                candidates.add(action.id, agent_action_session(action, sid), edge_id)
+                candidates.add(action, agent_action_session(action, sid), edge_id)
     if out_edge_ids is not None:
         for holder_id, ids in out_edge_ids.items():
             out_edge_ids[holder_id] = tuple(ids)
@@ -355,16 +363,18 @@ def admit_actions(
     *,
     also_owned: Container[int] = frozenset(),
     visit: ActionVisit | None = None,
-    chunks: dict[int, tuple[int, ...]] | None = None,
+    chunks: dict[int, tuple[Any, ...]] | None = None,
 ) -> list[OwnedAction]:
     """The `candidates` that are the user's Actions (`action_skip`, then `action_id_skip` against the
     candidates that passed and `also_owned`). Each is looked up once: `visit` reads it then, and
-    `chunks` (when given) gets the ids of its HAS_CHUNK targets."""
+    `chunks` (when given) gets its HAS_CHUNK targets (vertices of the calling transaction)."""
     passed: list[OwnedAction] = []
     for count, (vertex_id, session_id) in enumerate(candidates.sessions.items()):
         if count % _ABORT_EVERY == 0:
             abort()
-        action = lookup(vertex_id)
+        action = candidates.vertices.get(vertex_id)
+        if action is None:
+            action = lookup(vertex_id)
         if action is None:
             reason, action_id = "action_vanished", None
         else:
@@ -377,7 +387,7 @@ def admit_actions(
         if visit is not None:
             visit(item, action)
         if chunks is not None:
-            found = [target.id for _, _, target in out_edges_of(action, (s.HAS_CHUNK,))]
+            found = [target for _, _, target in out_edges_of(action, (s.HAS_CHUNK,))]
             if found:
                 chunks[vertex_id] = tuple(found)
     owned = _Either({item.vertex_id for item in passed}, also_owned)
@@ -445,7 +455,7 @@ def collect_owned(
         sessions, owned.sessions, owned.holders, candidates, owned.skipped, abort, owned.out_edge_ids
     )
     owned.out_edge_ids[user.id] = tuple(user_edges)
-    chunks: dict[int, tuple[int, ...]] = {}
+    chunks: dict[int, tuple[Any, ...]] = {}
     owned.actions = admit_actions(
         candidates, lookup, owned.holders, collisions, owned.skipped, abort, visit=visit, chunks=chunks
     )
@@ -458,34 +468,39 @@ def collect_owned(
 def collect_entities_and_facts(
     owned: OwnedGraph,
     abort: Callable[[], None] = _no_abort,
-    action_chunks: Mapping[int, tuple[int, ...]] | None = None,
+    action_chunks: Mapping[int, tuple[Any, ...]] | None = None,
 ) -> None:
     """Fill `owned.entities` and `owned.facts` from `owned.actions` (the cache also calls this alone,
-    at its maximum age, over the actions it already holds). `action_chunks`: each Action's chunk ids,
-    when the walk already read them (else each Action is looked up for them)."""
+    at its maximum age, over the actions it already holds). `action_chunks`: each Action's chunks, when
+    the walk already handed them out (else each Action is looked up for them)."""
     action_ids = owned.action_ids
     entities: dict[int, Any] = {}
-    chunks: dict[int, None] = {}  # ids only, in order: a held wrapper per chunk would outlive the walk
+    chunks: dict[int, Any] = {}  # id -> chunk vertex, in order, each once
     for item in owned.actions:
         if action_chunks is not None:
-            chunks.update(dict.fromkeys(action_chunks.get(item.vertex_id, ())))
+            for chunk in action_chunks.get(item.vertex_id, ()):
+                chunks.setdefault(chunk.id, chunk)
             continue
         action = owned.lookup(item.vertex_id)
         for edge in action.out_edges if action is not None else ():
             if edge.type.name == s.HAS_CHUNK:
-                chunks.setdefault(edge.to_vertex.id)
-    for count, chunk_id in enumerate(chunks):
+                chunk = edge.to_vertex
+                chunks.setdefault(chunk.id, chunk)
+    for count, chunk in enumerate(chunks.values()):
         if count % _ABORT_EVERY == 0:
             abort()
-        chunk = owned.lookup(chunk_id)
-        for edge in chunk.in_edges if chunk is not None else ():
-            if edge.type.name != s.MENTIONED_IN or edge.from_vertex.id in entities:
+        for edge in chunk.in_edges:
+            if edge.type.name != s.MENTIONED_IN:
                 continue
-            reason = mention_skip(edge, action_ids)
+            entity = edge.from_vertex
+            entity_id = entity.id
+            if entity_id in entities:
+                continue
+            reason = mention_skip(edge, action_ids, entity)
             if reason:
                 owned.skipped[reason] += 1
             elif reason is None:
-                entities[edge.from_vertex.id] = edge.from_vertex
+                entities[entity_id] = entity
     owned.entities = list(entities.values())
     seen: set[int] = set()
     user_id = owned.user.id

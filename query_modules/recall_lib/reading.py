@@ -214,16 +214,17 @@ def read_turns(
 def fact_of(item: OwnedFact, malformed: Counter) -> Fact | None:
     """The Fact an owned fact edge reads as (None without its texts); shared by builds and verification."""
     edge, props = item.edge, item.edge.properties
+    head_vertex, tail_vertex = item.ends
     text = _text(props.get(s.TEXT))
-    head = "user" if item.head_is_user else _text(edge.from_vertex.properties.get(s.TEXT))
-    tail = "user" if item.tail_is_user else _text(edge.to_vertex.properties.get(s.TEXT))
+    head = "user" if item.head_is_user else _text(head_vertex.properties.get(s.TEXT))
+    tail = "user" if item.tail_is_user else _text(tail_vertex.properties.get(s.TEXT))
     if text is None or head is None or tail is None:
         malformed["fact: no text (or an endpoint without text)"] += 1
         return None
     return Fact(
         edge.id,
-        edge.from_vertex.id,
-        edge.to_vertex.id,
+        head_vertex.id,
+        tail_vertex.id,
         head,
         edge.type.name,
         tail,

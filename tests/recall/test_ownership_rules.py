@@ -133,7 +133,7 @@ def test_an_action_id_held_outside_the_user_belongs_to_neither():
     assert action_id_skip("x", own.id, collisions, {own.id, foreign.id}) is None
     skipped: Counter = Counter()
     candidates = Candidates()
-    candidates.add(own.id, "s1", mine.out_edges[0].id)
+    candidates.add(own, "s1", mine.out_edges[0].id)
     assert admit_actions(candidates, g.lookup, {mine.id}, collisions, skipped) == []
     assert skipped == {"action_id_held_by_another_user": 1}
     assert Upward(ann, collisions, {own.id}).action(own, "x") is None
@@ -177,7 +177,7 @@ def test_entities_come_by_a_mention_citing_the_users_action_and_facts_by_source_
     fact = g.e(ann, "KNOWS", zoe, source_id="a1", text="Ann knows Zoe")
     g.e(ann, "KNOWS", zoe, source_id="b9", text="not from Ann's action")
     g.e(zoe, "VISITED", ghost, source_id="a1", text="a structural end")
-    assert fact_ends(fact, ann.id) == (True, False)
+    assert fact_ends(fact, ann.id)[:2] == (True, False)
     owned = collect_owned(ann, g.collisions(), g.lookup)
     assert [v.properties["text"] for v in owned.entities] == ["Zoe"]
     assert [f.edge.id for f in owned.facts] == [fact.id]
