@@ -17,10 +17,10 @@ from longmemeval_scoring import BUDGETS
 GRID = {
     "role_boost": (0.0, 1.0, 2.0, 3.0),
     "session_boost": (0.1, 0.2, 0.3),
-    "neighbour_boost": (0.2, 0.35, 0.5),
+    "neighbour_boost": (0.35, 0.5, 0.65),
     "fusion_k": (5, 10),
 }
-DEFAULTS = {"role_boost": 2.0, "session_boost": 0.2, "neighbour_boost": 0.35, "fusion_k": 5}
+DEFAULTS = {"role_boost": 2.0, "session_boost": 0.2, "neighbour_boost": 0.5, "fusion_k": 5}
 
 
 def grid_configs(size: int, seed: int = 7) -> list[dict]:

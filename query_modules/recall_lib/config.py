@@ -53,7 +53,7 @@ class RecallConfig:
     fusion_depth: int = 300
     speaker_boost: float = 1.0
     session_boost: float = 0.2
-    neighbour_boost: float = 0.35
+    neighbour_boost: float = 0.5
     date_boost: float = 1.0
     role_boost: float = 2.0
     embedding_model: str | None = None

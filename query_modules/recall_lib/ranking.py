@@ -12,7 +12,8 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
     score(t) = base(t)
                + session_boost   x (sum of the SESSION_TOP best bases in t's session)   if a lane found t
                + neighbour_boost x (the best base among turns up to NEIGHBOUR_REACH places
-                                    before or after t in its session)
+                                    before or after t in its session, without the speaker
+                                    and role lifts)
 
 Each signal is a function below with the reason it exists. A turn lifted only by a neighbour passes
 the same filters as any candidate (`allowed`); the caller verifies every shown row against the graph.
@@ -32,6 +33,9 @@ SESSION_TOP = 3
 NEIGHBOUR_REACH = 2
 #: A date window is widened by this many days on each side ("within a day of it").
 DATE_SLACK_DAYS = 1
+#: Signals that lift one side of the conversation (a named speaker, the asked role): not inherited by
+#: neighbours, which are mostly the other side's turns.
+SIDE_SIGNALS = frozenset({"speaker", "role"})
 
 
 @dataclass(frozen=True)
@@ -169,7 +173,9 @@ def neighbour_spill(
     """Turn -> the best base among candidates up to `NEIGHBOUR_REACH` places away in its session.
 
     Why: an answer is often spread over consecutive turns (a question and its reply, a story told in
-    two messages), and the turn next to a strong hit often shares no word with the question.
+    two messages), and the turn next to a strong hit often shares no word with the question. The
+    caller passes the bases without the side signals (`SIDE_SIGNALS`): they say whose turns answer, so
+    the other side's reply next to such a turn must not inherit that lift.
     """
     best: dict[int, float] = {}
     for links in (previous, following):
@@ -207,8 +213,11 @@ def rank_turns(
         factors.append(("role", said, 1.0 + weights.role_boost))
     if windows and weights.date_boost:
         factors.append(("date", in_windows(facts.epoch[candidates], windows), 1.0 + weights.date_boost))
-    for _, mask, factor in factors:
+    spill_base = base  # what neighbours inherit: no side's lift (see `neighbour_spill`)
+    for name, mask, factor in factors:
         base = np.where(mask, base * factor, base)
+        if name not in SIDE_SIGNALS:
+            spill_base = np.where(mask, spill_base * factor, spill_base)
     session = (
         weights.session_boost * session_bonus(candidates, base, facts.sessions)
         if weights.session_boost
@@ -218,7 +227,7 @@ def rank_turns(
     if weights.neighbour_boost:
         spill = {
             t: weights.neighbour_boost * v
-            for t, v in neighbour_spill(candidates, base, facts.previous, facts.following).items()
+            for t, v in neighbour_spill(candidates, spill_base, facts.previous, facts.following).items()
         }
     score: dict[int, float] = dict(zip(candidates.tolist(), (base + session).tolist(), strict=True))
     for turn, value in spill.items():

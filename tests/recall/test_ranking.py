@@ -75,6 +75,26 @@ def test_role_boost_lifts_the_asked_sides_turns_softly():
     assert order(lanes, facts, weights(role_boost=0.2), role="user_message") == [0, 1, 2]
 
 
+def test_neighbours_inherit_a_hit_without_the_side_lifts():
+    # Turn 0 (Ben's, the named speaker's, the user's) is the hit; turn 1 beside it is the other side's.
+    roles = ["user_message", "assistant_message", "user_message"]
+    facts = replace(conversation(["a", "a", "b"], speakers=["Ben", "Ana", "Ben"]), roles=roles)
+    lanes = {"text": [0, 2]}
+
+    def spill(w, **signals):
+        ranked = rank_turns(lanes, facts, np.ones(3, dtype=bool), w, 3, **signals)
+        turn = next(r for r in ranked if r.turn == 1)
+        return next(lift.amount for lift in turn.lifts if lift.signal == "neighbour")
+
+    plain = spill(weights(neighbour_boost=0.5))
+    assert plain == pytest.approx(0.5 / 6)
+    assert spill(weights(neighbour_boost=0.5, speaker_boost=1.0), speaker="Ben") == pytest.approx(plain)
+    assert spill(weights(neighbour_boost=0.5, role_boost=2.0), role="user_message") == pytest.approx(plain)
+    # A date lift says when, which the turn beside shares: it is inherited.
+    window = DayWindow(date(2024, 5, 1), date(2024, 5, 1))
+    assert spill(weights(neighbour_boost=0.5, date_boost=1.0), windows=[window]) == pytest.approx(2 * plain)
+
+
 def test_named_participant_matches_whole_words_of_this_users_speakers_only():
     participants = {"Caroline": ("caroline",), "Mel Ortiz": ("mel", "ortiz"), "user": ("user",)}
     found = named_participant("When did Caroline go to the parade?", participants)
