@@ -211,8 +211,9 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         "gets). Each question is its own user with its own history (~48 sessions, ~490 turns). Headline: the "
         "share of questions whose `has_answer` turns (user or assistant) ALL appear among the TURN rows of "
         "`recall.render`, at a fixed 24 TURN rows and at 10 (the first 10 of the same ranking). Abstention "
-        "questions (`_abs`) are not scored. The role signal's weight (`role_boost`) was chosen on this "
-        "file (the other weights on LoCoMo); the leave-one-type-out section shows what that is worth.", "",
+        "questions (`_abs`) are not scored. The role and neighbour weights (`role_boost`, "
+        "`neighbour_boost`) were chosen on this file and LoCoMo's together, the others on LoCoMo; the "
+        "leave-one-type-out section shows what that is worth.", "",
         *provenance_lines(info), "", "## Data", "", *_data_lines(extra), "",
         "## Headline", "",
         f"- All evidence shown: **{head['24']['all']['all_evidence']:.3f}** at 24 TURN rows ({n24} of "
