@@ -87,7 +87,7 @@ RATIO, SLACK_MS, P99_RATIO, FULL_PASSES, UPKEEP_SHARE = 1.3, 20.0, 3.0, 2, 0.02
 # The module's own full pass (`Directory.scan`: every vertex's labels and key property), on its own:
 # what one pass over the database costs in procedure-API calls and time. And the directory's two
 # per-call upkeep steps timed apart on the same graph, when nothing is new: `advance` (GAP lookups of
-# missing ids) and `sweep` at its minimum budget (a frozen clock: no time has passed since the last).
+# missing ids) and `sweep` (its fixed share of ids).
 FULL_PASS_MODULE = """
 import time
 
@@ -419,7 +419,7 @@ def measure(users: int, messages: int, form: str, seed: int = 0, samples: int = 
     bench.timed(runs["first_after_load"], first)
     runtime.call("recall.invalidate")  # drops the database's entries and directory: the same call again,
     bench.counted(runs["first_after_load"], first)  # counted, pays the same full pass
-    bench.call(first)  # settles: the sweep paced by the long first call is not charged to the next phase
+    bench.call(first)  # settles: the catch-up after the long first call is not charged to the next phase
     for user_id in known[:-1]:
         bench.timed(runs["known_first"], user_id)
     bench.counted(runs["known_first"], known[-1])
@@ -767,16 +767,17 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict[str, dict]])
         "vertex's labels and key property), timed (median of 3) and counted on its own: what the first "
         "call after load pays once, and the yardstick for the unknown user_ids.",
         "- Between phases: an untimed call of a cached user after the first call and after the full pass "
-        "(the sweep is paced by the time since the last call: a phase is not charged for the one before "
-        "it), and one of each user just before it writes its session (a refresh, not also a renewal); "
-        "`after the max age` shows the sweep's cost after an idle spell.",
+        "(a phase is not charged for the one before it), and one of each user just before it writes its "
+        "session (a refresh, not also a renewal); `after the max age` shows the first call after an idle "
+        "spell.",
         "",
         "## Targets (issue #19)", "", *target_lines,
         "## Phases", "",
         "Median wall and calling-thread CPU per call (`unknown_100`: the 100 calls in all), the collector's "
         "part of the median call, procedure-API calls of a separate call of the same kind (counting slows a "
         "call; `unknown_100`: 100 other unknown user_ids, in all), the ids the directory probed in the "
-        "timed calls (new ids above the highest read, and the paced sweep), and what the cache did in the "
+        "timed calls (new ids above the highest read, and the sweep's 16 a call), and what the cache did in "
+        "the "
         f"timed calls. Samples per phase: {first['samples']} (warm {4 * first['samples']}; after the max age "
         f"{min(3, first['samples'])}, each after sleeping past it), plus the counted one.", "",
     ]
