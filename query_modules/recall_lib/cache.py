@@ -410,7 +410,7 @@ class RecallCache:
         if len(new):
             saw(max(new.sessions))  # the directory reads up to the newest, however many ids are missing
         admitted = admit_actions(
-            new, graph.vertex, holders, collisions, skipped, graph.abort, also_owned=cached.owned_actions
+            new, holders, collisions, skipped, graph.abort, also_owned=cached.owned_actions
         )
         snapshot = with_new_turns(cached.snapshot, admitted, graph.vertex, skipped, graph.abort)
         added = read_holders(graph.vertex, holders.keys() - cached.holders.keys())

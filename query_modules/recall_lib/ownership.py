@@ -348,14 +348,13 @@ def expand_sessions(
             out_edge_ids[holder_id] = tuple(ids)
 
 
-#: Called with each Action that passes `action_skip`, while its vertex is at hand (one lookup serves the
-#: check and the reading); the collision rule may still turn it away afterwards.
+#: Called with each Action that passes `action_skip`, while its vertex is at hand (the vertex the walk
+#: handed out serves the check and the reading); the collision rule may still turn it away afterwards.
 ActionVisit = Callable[["OwnedAction", Any], None]
 
 
 def admit_actions(
     candidates: Candidates,
-    lookup: Callable[[int], Any],
     holders: Container[int],
     collisions: Collisions,
     skipped: Counter,
@@ -366,19 +365,15 @@ def admit_actions(
     chunks: dict[int, tuple[Any, ...]] | None = None,
 ) -> list[OwnedAction]:
     """The `candidates` that are the user's Actions (`action_skip`, then `action_id_skip` against the
-    candidates that passed and `also_owned`). Each is looked up once: `visit` reads it then, and
-    `chunks` (when given) gets its HAS_CHUNK targets (vertices of the calling transaction)."""
+    candidates that passed and `also_owned`). Each is checked on the vertex the walk handed out:
+    `visit` reads it then, and `chunks` (when given) gets its HAS_CHUNK targets (vertices of the
+    calling transaction)."""
     passed: list[OwnedAction] = []
     for count, (vertex_id, session_id) in enumerate(candidates.sessions.items()):
         if count % _ABORT_EVERY == 0:
             abort()
-        action = candidates.vertices.get(vertex_id)
-        if action is None:
-            action = lookup(vertex_id)
-        if action is None:
-            reason, action_id = "action_vanished", None
-        else:
-            reason, action_id = action_check(action, holders, candidates.edges[vertex_id])
+        action = candidates.vertices[vertex_id]
+        reason, action_id = action_check(action, holders, candidates.edges[vertex_id])
         if reason:
             skipped[reason] += 1
             continue
@@ -457,7 +452,7 @@ def collect_owned(
     owned.out_edge_ids[user.id] = tuple(user_edges)
     chunks: dict[int, tuple[Any, ...]] = {}
     owned.actions = admit_actions(
-        candidates, lookup, owned.holders, collisions, owned.skipped, abort, visit=visit, chunks=chunks
+        candidates, owned.holders, collisions, owned.skipped, abort, visit=visit, chunks=chunks
     )
     collect_entities_and_facts(owned, abort, chunks)
     owned.notes = owned_notes(user, owned.skipped)

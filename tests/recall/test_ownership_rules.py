@@ -134,7 +134,7 @@ def test_an_action_id_held_outside_the_user_belongs_to_neither():
     skipped: Counter = Counter()
     candidates = Candidates()
     candidates.add(own, "s1", mine.out_edges[0].id)
-    assert admit_actions(candidates, g.lookup, {mine.id}, collisions, skipped) == []
+    assert admit_actions(candidates, {mine.id}, collisions, skipped) == []
     assert skipped == {"action_id_held_by_another_user": 1}
     assert Upward(ann, collisions, {own.id}).action(own, "x") is None
     # The directory is a superset: a holder it still lists counts only if it holds the id, live.
