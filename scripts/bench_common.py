@@ -186,22 +186,10 @@ class CollectorClock:
         gc.callbacks.remove(self._callback)
 
 
-def set_up(runtime) -> None:
-    """`memgraph-recall setup` on the runtime's default database (the :User(user_id) index and a
-    RecallMeta token), as the client does on load: without it every call runs unidentified and reads
-    the whole graph (recall_lib/databases.py)."""
-    from memgraph_recall.client import setup_store
-
-    setup_store(runtime.store)
-
 
 def fast_call(runtime, procedure: str, user_id: str, *rest) -> list[dict]:
     """`procedure(user_id, *rest)` in the client's default call shape: the prelude finds the User through
     its index and passes the holders' signatures (memgraph_recall.shape), as `RecallClient` calls."""
-    from memgraph_recall.embedded.prelude import fast_shape
+    from memgraph_recall.embedded.prelude import call_prelude
 
-    def prelude(store) -> tuple | None:
-        shape = fast_shape(store, user_id)
-        return None if shape is None else (shape, *rest)
-
-    return runtime.call(procedure, user_id, *rest, prelude=prelude)
+    return runtime.call(procedure, user_id, *rest, prelude=call_prelude(user_id, rest))

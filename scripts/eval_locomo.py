@@ -36,7 +36,6 @@ from bench_common import (  # noqa: E402
     fast_call,
     graph_cache_key,
     provenance,
-    set_up,
 )
 from eval_common import SIGNALS, Baselines, UserTurns, turn_rows  # noqa: E402
 from locomo_report import write_report  # noqa: E402
@@ -347,6 +346,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     model = configure_model()
+    from memgraph_recall.client import setup_store
     from memgraph_recall.datasets.locomo import build_graph
     from memgraph_recall.embedded import Runtime
     from memgraph_recall.locate import query_modules_dir
@@ -357,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if runtime.load_errors:
         raise SystemExit(f"query modules failed to load: {runtime.load_errors}")
     graph_file, embedding = load_embedded(runtime, data, args.conversations, model, args.cache)
-    set_up(runtime)
+    setup_store(runtime.store)  # as `memgraph-recall setup`: else every call runs unidentified
     users, by_minute, fact_sources = read_turns(graph_file, model)
 
     scored = [q for q in data.questions if q.evidence]

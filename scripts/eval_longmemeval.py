@@ -25,7 +25,7 @@ import numpy as np
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import ROOT, configure_model, fast_call, graph_cache_key, provenance, set_up  # noqa: E402
+from bench_common import ROOT, configure_model, fast_call, graph_cache_key, provenance  # noqa: E402
 from eval_common import SIGNALS, Baselines, UserTurns, turn_rows  # noqa: E402
 from longmemeval_cache import ActionVertices, CacheFiles, load_embedded  # noqa: E402
 from longmemeval_metrics import KS  # noqa: E402
@@ -199,6 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not os.environ.get("RECALL_MAX_ROWS", "").isdigit() or int(os.environ["RECALL_MAX_ROWS"]) < DEEP:
         os.environ["RECALL_MAX_ROWS"] = str(DEEP)  # this process's own runtime: the deep ranking needs it
     model = configure_model()
+    from memgraph_recall.client import setup_store
     from memgraph_recall.datasets import longmemeval
     from memgraph_recall.embedded import Runtime
     from memgraph_recall.locate import query_modules_dir
@@ -216,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"query modules failed to load: {runtime.load_errors}")
     files = CacheFiles.of(args.cache, graph_cache_key(model, [args.data], Path(longmemeval.__file__)))
     embedding = load_embedded(runtime, data, to_embed, model, files)
-    set_up(runtime)
+    setup_store(runtime.store)  # as `memgraph-recall setup`: else every call runs unidentified
     runtime.call("recall.status", {"embedding_model": model})  # loads the model before any timed call
     import torch
 

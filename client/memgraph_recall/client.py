@@ -118,16 +118,12 @@ class EmbeddedBackend:
 
     def call(self, procedure: str, arguments: Mapping[str, Any]) -> list[dict]:
         from memgraph_recall.embedded import QueryError
-        from memgraph_recall.embedded.prelude import fast_shape
+        from memgraph_recall.embedded.prelude import call_prelude
 
         values = [arguments[name] for name in _ARG_ORDER[procedure]]
         prelude = None
-        if self.call_form == "fast" and procedure in FAST_QUERIES:
-            user_id, rest = values[0], values[1:]
-
-            def prelude(store: Any) -> tuple | None:  # the Cypher before the CALL (memgraph_recall.shape)
-                shape = fast_shape(store, user_id)
-                return None if shape is None else (shape, *rest)
+        if self.call_form == "fast" and procedure in FAST_QUERIES:  # the Cypher before the CALL
+            prelude = call_prelude(values[0], tuple(values[1:]))
 
         try:
             return self.runtime.call(procedure, *values, timeout=self.timeouts.call, database=self.database,

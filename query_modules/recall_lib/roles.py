@@ -12,8 +12,9 @@ stays off there. Parsed with `re` only (the module may import nothing outside th
 
 import re
 
-USER_TURNS = "user_message"
-ASSISTANT_TURNS = "assistant_message"
+from . import schema as s
+
+USER_TURNS, ASSISTANT_TURNS = s.MESSAGE_TYPES
 
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|our|us)\b", re.IGNORECASE)
 #: "you" as the one who said something earlier: a verb of saying or giving after it.

@@ -8,6 +8,7 @@ query's Cypher part, not procedure-API work: it is counted apart (`PreludeCounts
 directly, so it must run under the same read lock as the procedure it feeds (`Runtime.call(prelude=)`).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import compress
 from operator import attrgetter
@@ -64,6 +65,17 @@ def fast_shape(store: GraphStore, user_id: Any, counts: PreludeCounts | None = N
         "degrees": degrees,
         "id_sums": sums,
     }
+
+
+def call_prelude(user_id: Any, rest: tuple) -> Callable[[GraphStore], tuple | None]:
+    """The fast shape's Cypher before the CALL, for `Runtime.call(prelude=...)`: the shape map in place of
+    `user_id`, then the call's other arguments; None (no row, so no call) when the user is not found."""
+
+    def prelude(store: GraphStore) -> tuple | None:
+        shape = fast_shape(store, user_id)
+        return None if shape is None else (shape, *rest)
+
+    return prelude
 
 
 def _targets(vertex: Any, edge_type: str, counts: PreludeCounts) -> dict[int, Any]:
