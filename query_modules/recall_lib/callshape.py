@@ -85,7 +85,7 @@ def _fast_shape(shape: Mapping, max_holders: int) -> UserRef:
         names = ("holders", "degrees", "id_sums")
         sizes = ", ".join(f"{name} {len(c)}" for name, c in zip(names, columns, strict=True))
         raise ValueError(f"user: holders, degrees and id_sums must be lists of one length, got {sizes}")
-    signature = {h: (d, t) for h, d, t in zip(*columns, strict=True)}
+    signature = dict(zip(columns[0], zip(columns[1], columns[2], strict=True), strict=True))
     first = users[0] if users else None
     return UserRef(vertex=first, metas=tuple(metas), signature=signature, absent=not users)
 

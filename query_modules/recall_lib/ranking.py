@@ -169,22 +169,22 @@ def session_bonus(candidates: np.ndarray, base: np.ndarray, sessions: np.ndarray
 
 def neighbour_spill(
     candidates: np.ndarray, base: np.ndarray, previous: np.ndarray, following: np.ndarray
-) -> dict[int, float]:
-    """Turn -> the best base among candidates up to `NEIGHBOUR_REACH` places away in its session.
+) -> np.ndarray:
+    """Per turn of the user (dense): the best base among candidates up to `NEIGHBOUR_REACH` places away
+    in its session, 0 where none is.
 
     Why: an answer is often spread over consecutive turns (a question and its reply, a story told in
     two messages), and the turn next to a strong hit often shares no word with the question. The
     caller passes the bases without the side signals (`SIDE_SIGNALS`): they say whose turns answer, so
     the other side's reply next to such a turn must not inherit that lift.
     """
-    best: dict[int, float] = {}
+    best = np.zeros(len(previous))
     for links in (previous, following):
         step = candidates
         for _ in range(NEIGHBOUR_REACH):
             step = np.where(step >= 0, links[np.maximum(step, 0)], -1)
-            for turn, value in zip(step.tolist(), base.tolist(), strict=True):
-                if turn >= 0 and value > best.get(turn, 0.0):
-                    best[turn] = value
+            reached = step >= 0
+            np.maximum.at(best, step[reached], base[reached])
     return best
 
 
@@ -223,17 +223,20 @@ def rank_turns(
         if weights.session_boost
         else np.zeros(len(candidates))
     )
-    spill: dict[int, float] = {}
+    score = np.zeros(len(allowed))
+    score[candidates] = base + session
+    present = np.zeros(len(allowed), dtype=bool)
+    present[candidates] = True
+    spill = np.zeros(len(allowed))
     if weights.neighbour_boost:
-        spill = {
-            t: weights.neighbour_boost * v
-            for t, v in neighbour_spill(candidates, spill_base, facts.previous, facts.following).items()
-        }
-    score: dict[int, float] = dict(zip(candidates.tolist(), (base + session).tolist(), strict=True))
-    for turn, value in spill.items():
-        if allowed[turn]:
-            score[turn] = score.get(turn, 0.0) + value
-    chosen = sorted(score, key=lambda t: (-score[t], t))[:budget]
+        spill = weights.neighbour_boost * neighbour_spill(
+            candidates, spill_base, facts.previous, facts.following
+        )
+        spill[~allowed] = 0.0
+        score += spill
+        present |= spill > 0
+    turns = np.flatnonzero(present)  # ascending: ties go to the earlier turn
+    chosen = turns[np.lexsort((turns, -score[turns]))[:budget]].tolist()
     position = {t: i for i, t in enumerate(candidates.tolist())}
     lane_ranks = {lane: {t: r for r, t in enumerate(ranked, 1)} for lane, ranked in lanes.items()}
     ranked = []
@@ -244,8 +247,8 @@ def rank_turns(
             lifts += [Lift(name, factor=factor) for name, mask, factor in factors if mask[at]]
             if session[at] > 0:
                 lifts.append(Lift("session", amount=float(session[at])))
-        if spill.get(turn):
-            lifts.append(Lift("neighbour", amount=spill[turn]))
+        if spill[turn] > 0:
+            lifts.append(Lift("neighbour", amount=float(spill[turn])))
         found = tuple((lane, ranks[turn]) for lane, ranks in lane_ranks.items() if turn in ranks)
-        ranked.append(RankedTurn(turn, rank, score[turn], found, tuple(lifts)))
+        ranked.append(RankedTurn(turn, rank, float(score[turn]), found, tuple(lifts)))
     return ranked

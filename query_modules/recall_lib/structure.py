@@ -143,6 +143,7 @@ def compare(
     out_now, in_now = dict(baseline.out_edges), dict(baseline.in_edges)
     out_added: dict[int, tuple[Any, ...]] = {}
     in_added: dict[int, tuple[Any, ...]] = {}
+    reordered = False  # any holder's ids other than the baseline's (added, or only in another order)
     holders = baseline.out_edges.keys() if only is None else [h for h in only if h in baseline.out_edges]
     for count, holder in enumerate(holders):
         if count % 512 == 0:
@@ -152,10 +153,15 @@ def compare(
             return None
         for side, now, added in (("out_edges", out_now, out_added), ("in_edges", in_now, in_added)):
             ids = _ids(getattr(vertex, side))
-            new = _added(getattr(baseline, side)[holder], ids, lambda v=vertex, k=side: getattr(v, k))
+            known = getattr(baseline, side)[holder]
+            if ids == known:
+                continue
+            new = _added(known, ids, lambda v=vertex, k=side: getattr(v, k))
             if new is None:
                 return None
-            now[holder] = ids
+            now[holder], reordered = ids, True
             if new:
                 added[holder] = new
+    if not reordered:  # the usual call: the baseline stands as it is (its signatures already derived)
+        return Growth(baseline)
     return Growth(Structure(baseline.user, out_now, in_now), out_added, in_added)

@@ -1,5 +1,5 @@
 """The fast call shape's prelude over an embedded store computes what its Cypher computes, and the
-store's per-vertex edge-id sums it reads stay exact through writes and rollbacks."""
+store's per-vertex edge-id sums and memoised expands it reads stay exact through writes and rollbacks."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -57,6 +57,10 @@ def test_the_prelude_matches_its_cypher_and_the_kept_sums_match_the_edges(ops):
                     raise RuntimeError("abort")
             except RuntimeError:
                 pass
+        assert_prelude_is_its_cypher(store)  # after every write: the store's memo must follow it
+
+
+def assert_prelude_is_its_cypher(store: GraphStore) -> None:
     for vertex in store.vertices.values():
         assert vertex.edge_id_sum == sum(e.id for e in (*vertex.out_edges, *vertex.in_edges))
     counts = PreludeCounts()

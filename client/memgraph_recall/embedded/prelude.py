@@ -10,8 +10,6 @@ directly, so it must run under the same read lock as the procedure it feeds (`Ru
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import compress
-from operator import attrgetter
 from typing import Any
 
 from .snapshots import VertexRef
@@ -45,25 +43,20 @@ def fast_shape(store: GraphStore, user_id: Any, counts: PreludeCounts | None = N
     if not users:
         return None
     user = store.get_vertex(users[0])
-    sessions = _targets(user, "HAD_SESSION", counts)
+    sessions = _targets(store, user, "HAD_SESSION", counts)
     agents: dict[int, Any] = {}
     for session in sessions.values():
-        agents.update(_targets(session, "HAS_AGENT", counts))
+        agents.update(_targets(store, session, "HAS_AGENT", counts))
     holders = {user.id: user, **sessions, **agents}  # UNWIND then grouping by h: each vertex once
-    ids, degrees, sums = [], [], []
-    for holder_id, holder in holders.items():
-        degree = len(holder.out_edges) + len(holder.in_edges)
-        ids.append(holder_id)
-        degrees.append(degree)
-        sums.append(holder.edge_id_sum)  # what `sum(id(e))` adds up, kept by the store with the edges
-        counts.holders += 1
-        counts.edges += degree
+    degrees = [len(h.out_edges) + len(h.in_edges) for h in holders.values()]
+    counts.holders += len(holders)
+    counts.edges += sum(degrees)
     return {
         "users": [VertexRef(i) for i in users],
         "metas": [VertexRef(i) for i in metas],
-        "holders": ids,
+        "holders": list(holders),
         "degrees": degrees,
-        "id_sums": sums,
+        "id_sums": [h.edge_id_sum for h in holders.values()],  # `sum(id(e))`, kept by the store
     }
 
 
@@ -78,16 +71,8 @@ def call_prelude(user_id: Any, rest: tuple) -> Callable[[GraphStore], tuple | No
     return prelude
 
 
-def _targets(vertex: Any, edge_type: str, counts: PreludeCounts) -> dict[int, Any]:
+def _targets(store: GraphStore, vertex: Any, edge_type: str, counts: PreludeCounts) -> dict[int, Any]:
     """The distinct targets of a vertex's out-edges of one type, in edge order (`collect(DISTINCT ...)`);
-    the expand reads every out-edge to filter by type."""
-    found: dict[int, Any] = {}
-    edges = vertex.out_edges
-    counts.edges += len(edges)
-    for edge in compress(edges, map(edge_type.__eq__, map(_TYPE, edges))):
-        if not edge.deleted:
-            found.setdefault(edge.end.id, edge.end)
-    return found
-
-
-_TYPE = attrgetter("type")
+    counted as Cypher's expand reads them, every out-edge filtered by type (the store memoises it)."""
+    counts.edges += len(vertex.out_edges)
+    return store.out_targets(vertex, edge_type)

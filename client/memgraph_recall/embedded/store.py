@@ -99,6 +99,10 @@ class GraphStore:
         self._indexes = Indexes()
         # what a write checks: one dict lookup when no index covers its label or property key
         self._on_label, self._on_key = self._indexes.on_label, self._indexes.on_key
+        # `out_targets`' memo and the edge generation it was made at (any edge write moves it on)
+        self.edge_generation = 0
+        self._targets: dict[tuple[int, str], dict[int, VertexData]] = {}
+        self._targets_generation = 0
 
     # -- transactions ---------------------------------------------------------------------------
     @contextmanager
@@ -174,6 +178,7 @@ class GraphStore:
         edge = EdgeData(edge_id, edge_type, start, end, _frozen_props(properties))
         self.edges[edge_id] = edge
         _attach(start, end, edge)
+        self.edge_generation += 1
         self.next_edge_id = max(self.next_edge_id, edge_id + 1)
         self._record("create_edge", edge)
         return edge
@@ -212,6 +217,7 @@ class GraphStore:
     def remove_edge(self, edge: EdgeData) -> None:
         _check_live(edge)
         edge.deleted = True
+        self.edge_generation += 1
         if self._txn is None:
             self._purge([edge], ())
         else:
@@ -250,6 +256,7 @@ class GraphStore:
         edge = EdgeData(edge_id, edge_type, start, end, props)
         self.edges[edge_id] = edge
         _attach(start, end, edge)
+        self.edge_generation += 1
         if edge_id >= self.next_edge_id:
             self.next_edge_id = edge_id + 1
 
@@ -310,6 +317,23 @@ class GraphStore:
         """A detached snapshot of an edge."""
         with self.lock.read():
             return relationship_snapshot(self.get_edge(edge_id))
+
+    def out_targets(self, vertex: VertexData, edge_type: str) -> dict[int, VertexData]:
+        """The distinct ends of `vertex`'s live out-edges of `edge_type`, by id in edge order (a Cypher
+        expand's `collect(DISTINCT ...)`). Memoised until the next edge write: Memgraph runs that expand in
+        C++, and the prelude's Python stand-in would otherwise cost the call far more than Cypher does.
+        The caller holds the read lock (so no write runs meanwhile); treat the result as read-only."""
+        if self._targets_generation != self.edge_generation:
+            self._targets, self._targets_generation = {}, self.edge_generation
+        key = (vertex.id, edge_type)
+        found = self._targets.get(key)
+        if found is None:
+            found = {}
+            for edge in vertex.out_edges:
+                if edge.type == edge_type and not edge.deleted:
+                    found.setdefault(edge.end.id, edge.end)
+            self._targets[key] = found
+        return found
 
     def vertex_count(self) -> int:
         return len(self.vertices)
@@ -392,6 +416,7 @@ class GraphStore:
                 raise RuntimeError("cannot replace the graph inside a transaction")
             self.vertices, self.edges = other.vertices, other.edges
             self.next_vertex_id, self.next_edge_id = other.next_vertex_id, other.next_edge_id
+            self.edge_generation += 1
             self._indexes.rebuild(self.vertices.values())
 
 
@@ -446,6 +471,7 @@ def _undo_create_edge(store: GraphStore, edge: EdgeData) -> None:
     edge.end.in_edges.pop()
     edge.start.edge_id_sum -= edge.id
     edge.end.edge_id_sum -= edge.id
+    store.edge_generation += 1
 
 
 def _undo_property(store: GraphStore, element: VertexData | EdgeData, key: str, old: Any) -> None:
@@ -467,6 +493,7 @@ def _undo_labels(store: GraphStore, vertex: VertexData, labels: tuple[str, ...])
 
 def _undo_deleted(store: GraphStore, element: VertexData | EdgeData) -> None:
     element.deleted = False
+    store.edge_generation += 1
     if store._on_label and type(element) is VertexData:
         store._indexes.add_vertex(element)
 
