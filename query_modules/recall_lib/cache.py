@@ -70,7 +70,7 @@ from .ownership import (
 from .pickup import pick_up
 from .reading import TurnReader
 from .snapshot import UserSnapshot, build_snapshot, read_fact_part, with_fact_part, with_new_turns
-from .structure import Growth, Signature, Structure, compare, read_holders, read_structure
+from .structure import Growth, Removal, Signature, Structure, compare, read_holders, read_structure
 
 DEFAULT_BYTES = 1 << 30
 DEFAULT_MAX_AGE = 60.0
@@ -314,11 +314,11 @@ class RecallCache:
         aged = self.clock() - cached.built_at > self.settings.max_age
         only = None if signature is None or aged else cached.structure.differing(signature)
         if only is not None and not only:
-            growth: Growth | None = Growth(cached.structure)
+            growth: Growth | Removal = Growth(cached.structure)
         else:
             growth = compare(user, cached.structure, graph.vertex, graph.abort, only)
-        if growth is None:
-            return self._build(graph, user, model, dim, collisions), "builds"
+        if isinstance(growth, Removal):
+            return self._build(graph, user, model, dim, collisions, growth.user_out), "builds"
         entry, counter, renew = cached, "hits", aged
         if not growth.unchanged:
             grown = self._grow(cached, growth, graph, user, collisions, saw)
@@ -341,11 +341,17 @@ class RecallCache:
         return entry, counter
 
     def _build(
-        self, graph: LiveGraph, user: Any, model: str, dim: int | None, collisions: Collisions
+        self,
+        graph: LiveGraph,
+        user: Any,
+        model: str,
+        dim: int | None,
+        collisions: Collisions,
+        user_out: Iterable[tuple[Any, int]] | None = None,
     ) -> Entry:
-        """A full read of the user, each Action read once."""
+        """A full read of the user, each Action read once (`user_out`: as `collect_owned` takes it)."""
         reader = TurnReader(model, dim, Counter())
-        owned = collect_owned(user, collisions, graph.vertex, graph.abort, visit=reader.add)
+        owned = collect_owned(user, collisions, graph.vertex, graph.abort, reader.add, user_out)
         return self._entry(owned, build_snapshot(owned, model, dim, graph.abort, reader), user, graph)
 
     def _entry(self, owned: OwnedGraph, snapshot: UserSnapshot, user: Any, graph: LiveGraph) -> Entry:

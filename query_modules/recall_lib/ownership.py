@@ -274,11 +274,23 @@ class Candidates:
 
 
 def out_edges_of(
-    vertex: Any, types: Container[str], every_id: list[int] | None = None
+    vertex: Any,
+    types: Container[str],
+    every_id: list[int] | None = None,
+    read: Iterable[tuple[Any, int]] | None = None,
 ) -> list[tuple[str, int, Any]]:
     """(type, edge id, target) of `vertex`'s out-edges of `types`, in edge order: one pass over them,
-    which also appends every out-edge's id to `every_id` when given (the cache's structure)."""
+    which also appends every out-edge's id to `every_id` when given (the cache's structure). `read`:
+    the out-edges and their ids as this call already read them (not read again)."""
     found = []
+    if read is not None:
+        for edge, edge_id in read:
+            if every_id is not None:
+                every_id.append(edge_id)
+            name = edge.type.name
+            if name in types:
+                found.append((name, edge_id, edge.to_vertex))
+        return found
     for edge in vertex.out_edges:
         name = edge.type.name
         if every_id is not None:
@@ -428,14 +440,16 @@ def collect_owned(
     lookup: Callable[[int], Any],
     abort: Callable[[], None] = _no_abort,
     visit: ActionVisit | None = None,
+    user_out: Iterable[tuple[Any, int]] | None = None,
 ) -> OwnedGraph:
     """Everything `user` (a User vertex) owns, by the rules in the module docstring; `lookup` gives a
-    vertex of the calling transaction by id. Each Action is read once (`visit`: a build's reader)."""
+    vertex of the calling transaction by id. Each Action is read once (`visit`: a build's reader).
+    `user_out`: the User's out-edges and ids as this call already read them (`structure.Removal`)."""
     owned = OwnedGraph(user, lookup)
     sessions = {}
     user_edges: list[int] = []
     seen: set[int] = set()
-    for _, _, session in out_edges_of(user, (s.HAD_SESSION,), user_edges):
+    for _, _, session in out_edges_of(user, (s.HAD_SESSION,), user_edges, user_out):
         if session.id in seen:
             continue
         seen.add(session.id)

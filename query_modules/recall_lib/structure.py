@@ -78,6 +78,15 @@ class Growth:
         return not (self.out_edges or self.in_edges)
 
 
+@dataclass(frozen=True)
+class Removal:
+    """Something the baseline holds is gone: the caller builds afresh. `user_out`: the User's out-edges
+    and their ids as the walk read them (live objects, valid during this call only), so the build does
+    not read them again; None when the walk had not read them."""
+
+    user_out: tuple[tuple[Any, int], ...] | None = None
+
+
 def _ids(edges: Iterable[Any]) -> tuple[int, ...]:
     return tuple([edge.id for edge in edges])
 
@@ -133,8 +142,8 @@ def compare(
     lookup: VertexLookup,
     abort: Callable[[], None],
     only: Collection[int] | None = None,
-) -> Growth | None:
-    """How `user`'s structure differs from `baseline`: a Growth, or None when anything was removed.
+) -> Growth | Removal:
+    """How `user`'s structure differs from `baseline`: a Growth, or a Removal when anything was removed.
 
     Reads every holder, or with `only` just those (the rest are taken as the baseline has them).
     Order is not compared (Memgraph may reorder a vertex's edges when one is deleted), only id sets,
@@ -144,21 +153,27 @@ def compare(
     out_added: dict[int, tuple[Any, ...]] = {}
     in_added: dict[int, tuple[Any, ...]] = {}
     reordered = False  # any holder's ids other than the baseline's (added, or only in another order)
+    user_out: tuple[tuple[Any, int], ...] | None = None
     holders = baseline.out_edges.keys() if only is None else [h for h in only if h in baseline.out_edges]
+    user_id = baseline.user  # the User's id as the baseline's read found it (`user.id` is an API call)
     for count, holder in enumerate(holders):
         if count % 512 == 0:
             abort()
-        vertex = user if holder == user.id else lookup(holder)
+        vertex = user if holder == user_id else lookup(holder)
         if vertex is None:
-            return None
+            return Removal(user_out)
         for side, now, added in (("out_edges", out_now, out_added), ("in_edges", in_now, in_added)):
-            ids = _ids(getattr(vertex, side))
+            if holder == user_id and side == "out_edges":  # kept: a build after a removal reads them
+                user_out = tuple([(edge, edge.id) for edge in vertex.out_edges])
+                ids = tuple([edge_id for _, edge_id in user_out])
+            else:
+                ids = _ids(getattr(vertex, side))
             known = getattr(baseline, side)[holder]
             if ids == known:
                 continue
             new = _added(known, ids, lambda v=vertex, k=side: getattr(v, k))
             if new is None:
-                return None
+                return Removal(user_out)
             now[holder], reordered = ids, True
             if new:
                 added[holder] = new

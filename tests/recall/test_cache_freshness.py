@@ -76,6 +76,27 @@ def test_a_deleted_session_never_surfaces_even_from_a_warm_cache(rt):
     assert ask(rt, "ana") == rows  # what a full read gives
 
 
+def test_a_rebuild_after_a_deleted_session_reads_no_more_than_a_cold_build(rt, monkeypatch):
+    """The walk that finds the removal has read the User's out-edges: the build takes them as read.
+    (The directory's per-call sweep, a fixed share of other ids, is paused: it differs call by call.)"""
+    import sys
+
+    from memgraph_recall.embedded import ApiCounts
+
+    monkeypatch.setattr(sys.modules["recall_lib.directory"], "SWEEP", 0)
+
+    def counted() -> dict[str, int]:
+        found = ApiCounts()
+        rt.call("recall.render", "ana", "kayak", None, {"query_vector": axis(1)}, api_counts=found)
+        return found.as_dict()
+
+    ask(rt, "ana")
+    rt.store.delete_vertex(vertex_of(rt, "Session", "session_id", "ana-s1"), detach=True)
+    after_deletion = counted()
+    rt.call("recall.invalidate", "ana")
+    assert after_deletion == counted()
+
+
 def test_a_deleted_message_never_surfaces(rt):
     assert any("garden roses" in row for row in ask(rt, "ana"))
     rt.store.delete_vertex(vertex_of(rt, "Action", "action_id", "ana-2"), detach=True)
