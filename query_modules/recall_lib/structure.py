@@ -29,6 +29,7 @@ these; facts and entities added later are read at the maximum age or after `reca
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 #: Looks up a vertex of the current transaction by id; None when it does not exist (any more).
@@ -42,14 +43,18 @@ class Structure:
     user: int  # the User vertex id (itself a holder)
     out_edges: Mapping[int, tuple[int, ...]]  # each holder -> its out-edge ids, in graph order
     in_edges: Mapping[int, tuple[int, ...]]  # each holder -> its in-edge ids
-    signatures: Mapping[int, Signature] = field(init=False, compare=False, repr=False)
+    # signatures already derived for holders whose edges are as here (`with_holders` keeps them)
+    known: Mapping[int, Signature] = field(default_factory=dict, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        signatures = {
-            holder: (len(out) + len(self.in_edges[holder]), sum(out) + sum(self.in_edges[holder]))
+    @cached_property
+    def signatures(self) -> Mapping[int, Signature]:
+        """Each holder's signature; derived on first use (only the fast call shape compares them)."""
+        known, in_edges = self.known, self.in_edges
+        return {
+            holder: known[holder] if holder in known else (len(out) + len(in_edges[holder]),
+                                                           sum(out) + sum(in_edges[holder]))
             for holder, out in self.out_edges.items()
         }
-        object.__setattr__(self, "signatures", signatures)
 
     @property
     def edge_count(self) -> int:
@@ -61,8 +66,13 @@ class Structure:
         return {holder for holder, mine in self.signatures.items() if passed.get(holder) != mine}
 
     def with_holders(self, read: "Structure") -> "Structure":
-        """This structure with the holders `read` (e.g. `read_holders`) holds replaced or added."""
-        return Structure(self.user, {**self.out_edges, **read.out_edges}, {**self.in_edges, **read.in_edges})
+        """This structure with the holders `read` (e.g. `read_holders`) holds replaced or added; the
+        signatures derived for the others are kept."""
+        derived = self.__dict__.get("signatures")  # set by `cached_property` once derived
+        known = {} if derived is None else {h: sig for h, sig in derived.items() if h not in read.out_edges}
+        return Structure(
+            self.user, {**self.out_edges, **read.out_edges}, {**self.in_edges, **read.in_edges}, known
+        )
 
 
 @dataclass(frozen=True)
@@ -149,10 +159,9 @@ def compare(
     Order is not compared (Memgraph may reorder a vertex's edges when one is deleted), only id sets,
     with an exact tuple comparison as the fast path.
     """
-    out_now, in_now = dict(baseline.out_edges), dict(baseline.in_edges)
+    changed: dict[str, dict[int, tuple[int, ...]]] = {"out_edges": {}, "in_edges": {}}  # ids read anew
     out_added: dict[int, tuple[Any, ...]] = {}
     in_added: dict[int, tuple[Any, ...]] = {}
-    reordered = False  # any holder's ids other than the baseline's (added, or only in another order)
     user_out: tuple[tuple[Any, int], ...] | None = None
     holders = baseline.out_edges.keys() if only is None else [h for h in only if h in baseline.out_edges]
     user_id = baseline.user  # the User's id as the baseline's read found it (`user.id` is an API call)
@@ -162,7 +171,7 @@ def compare(
         vertex = user if holder == user_id else lookup(holder)
         if vertex is None:
             return Removal(user_out)
-        for side, now, added in (("out_edges", out_now, out_added), ("in_edges", in_now, in_added)):
+        for side, added in (("out_edges", out_added), ("in_edges", in_added)):
             if holder == user_id and side == "out_edges":  # kept: a build after a removal reads them
                 user_out = tuple([(edge, edge.id) for edge in vertex.out_edges])
                 ids = tuple([edge_id for _, edge_id in user_out])
@@ -174,9 +183,15 @@ def compare(
             new = _added(known, ids, lambda v=vertex, k=side: getattr(v, k))
             if new is None:
                 return Removal(user_out)
-            now[holder], reordered = ids, True
+            changed[side][holder] = ids
             if new:
                 added[holder] = new
-    if not reordered:  # the usual call: the baseline stands as it is (its signatures already derived)
+    touched = changed["out_edges"].keys() | changed["in_edges"].keys()
+    if not touched:  # the usual call: the baseline stands as it is
         return Growth(baseline)
-    return Growth(Structure(baseline.user, out_now, in_now), out_added, in_added)
+    read = Structure(
+        -1,
+        {h: changed["out_edges"].get(h, baseline.out_edges[h]) for h in touched},
+        {h: changed["in_edges"].get(h, baseline.in_edges[h]) for h in touched},
+    )
+    return Growth(baseline.with_holders(read), out_added, in_added)
