@@ -74,7 +74,7 @@ class FilterArrays:
             keep &= self.epoch >= since.timestamp()  # NaN compares False
         if until is not None:
             keep &= self.epoch <= until.timestamp()
-        codes = [i for i, name in enumerate(self.sessions) if name in excluded]
+        codes = [i for i, name in enumerate(self.sessions) if name in excluded] if excluded else []
         if codes:
             keep &= ~np.isin(self.session, codes)
         return keep

@@ -63,7 +63,10 @@ class Structure:
 
     def differing(self, passed: Mapping[int, Signature]) -> set[int]:
         """The holders whose signature in `passed` (the caller's, unchecked) is missing or not this one."""
-        return {holder for holder, mine in self.signatures.items() if passed.get(holder) != mine}
+        signatures = self.signatures
+        if passed == signatures:  # the usual call, compared in C
+            return set()
+        return {holder for holder, mine in signatures.items() if passed.get(holder) != mine}
 
     def with_holders(self, read: "Structure") -> "Structure":
         """This structure with the holders `read` (e.g. `read_holders`) holds replaced or added; the

@@ -43,21 +43,31 @@ def fast_shape(store: GraphStore, user_id: Any, counts: PreludeCounts | None = N
     if not users:
         return None
     user = store.get_vertex(users[0])
-    sessions = _targets(store, user, "HAD_SESSION", counts)
-    agents: dict[int, Any] = {}
-    for session in sessions.values():
-        agents.update(_targets(store, session, "HAS_AGENT", counts))
-    holders = {user.id: user, **sessions, **agents}  # UNWIND then grouping by h: each vertex once
-    degrees = [len(h.out_edges) + len(h.in_edges) for h in holders.values()]
+    holders, degrees, sums, expanded = store.memoised(("prelude", user.id), lambda: _signatures(store, user))
     counts.holders += len(holders)
-    counts.edges += sum(degrees)
+    counts.edges += expanded
     return {
         "users": [VertexRef(i) for i in users],
         "metas": [VertexRef(i) for i in metas],
         "holders": list(holders),
-        "degrees": degrees,
-        "id_sums": [h.edge_id_sum for h in holders.values()],  # `sum(id(e))`, kept by the store
+        "degrees": list(degrees),
+        "id_sums": list(sums),
     }
+
+
+def _signatures(store: GraphStore, user: Any) -> tuple[list[int], list[int], list[int], int]:
+    """The prelude's edge-derived part for one User: its holders (the User, its Sessions, their Agents,
+    each once, as `UNWIND` then grouping by h), their degrees and edge-id sums (`sum(id(e))`, kept by
+    the store with the edges), and how many edges the Cypher's expands and counts read."""
+    sessions = store.out_targets(user, "HAD_SESSION")
+    expanded = len(user.out_edges)
+    agents: dict[int, Any] = {}
+    for session in sessions.values():
+        expanded += len(session.out_edges)
+        agents.update(store.out_targets(session, "HAS_AGENT"))
+    holders = {user.id: user, **sessions, **agents}
+    degrees = [len(h.out_edges) + len(h.in_edges) for h in holders.values()]
+    return list(holders), degrees, [h.edge_id_sum for h in holders.values()], expanded + sum(degrees)
 
 
 def call_prelude(user_id: Any, rest: tuple) -> Callable[[GraphStore], tuple | None]:
@@ -69,10 +79,3 @@ def call_prelude(user_id: Any, rest: tuple) -> Callable[[GraphStore], tuple | No
         return None if shape is None else (shape, *rest)
 
     return prelude
-
-
-def _targets(store: GraphStore, vertex: Any, edge_type: str, counts: PreludeCounts) -> dict[int, Any]:
-    """The distinct targets of a vertex's out-edges of one type, in edge order (`collect(DISTINCT ...)`);
-    counted as Cypher's expand reads them, every out-edge filtered by type (the store memoises it)."""
-    counts.edges += len(vertex.out_edges)
-    return store.out_targets(vertex, edge_type)

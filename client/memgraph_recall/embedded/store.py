@@ -14,7 +14,7 @@ a store, and an aborted creation leaves a gap. Label and label-property indexes 
 are explicit, per store, and maintained by every write and its undo.
 """
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from operator import attrgetter
 from typing import Any
@@ -99,10 +99,10 @@ class GraphStore:
         self._indexes = Indexes()
         # what a write checks: one dict lookup when no index covers its label or property key
         self._on_label, self._on_key = self._indexes.on_label, self._indexes.on_key
-        # `out_targets`' memo and the edge generation it was made at (any edge write moves it on)
+        # `memoised`'s values and the edge generation they were made at (any edge write moves it on)
         self.edge_generation = 0
-        self._targets: dict[tuple[int, str], dict[int, VertexData]] = {}
-        self._targets_generation = 0
+        self._memo: dict[Any, Any] = {}
+        self._memo_generation = 0
 
     # -- transactions ---------------------------------------------------------------------------
     @contextmanager
@@ -318,22 +318,29 @@ class GraphStore:
         with self.lock.read():
             return relationship_snapshot(self.get_edge(edge_id))
 
+    def memoised(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """`compute()`, kept under `key` until the next edge write: for what depends on edges alone (the
+        prelude's expands, which Memgraph runs in C++ and the Python stand-in would otherwise cost the
+        call far more than Cypher does). The caller holds the read lock, so no write runs meanwhile;
+        treat the result as read-only."""
+        if self._memo_generation != self.edge_generation:
+            self._memo, self._memo_generation = {}, self.edge_generation
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
     def out_targets(self, vertex: VertexData, edge_type: str) -> dict[int, VertexData]:
         """The distinct ends of `vertex`'s live out-edges of `edge_type`, by id in edge order (a Cypher
-        expand's `collect(DISTINCT ...)`). Memoised until the next edge write: Memgraph runs that expand in
-        C++, and the prelude's Python stand-in would otherwise cost the call far more than Cypher does.
-        The caller holds the read lock (so no write runs meanwhile); treat the result as read-only."""
-        if self._targets_generation != self.edge_generation:
-            self._targets, self._targets_generation = {}, self.edge_generation
-        key = (vertex.id, edge_type)
-        found = self._targets.get(key)
-        if found is None:
-            found = {}
+        expand's `collect(DISTINCT ...)`), memoised (`memoised`)."""
+
+        def targets() -> dict[int, VertexData]:
+            found: dict[int, VertexData] = {}
             for edge in vertex.out_edges:
                 if edge.type == edge_type and not edge.deleted:
                     found.setdefault(edge.end.id, edge.end)
-            self._targets[key] = found
-        return found
+            return found
+
+        return self.memoised(("out_targets", vertex.id, edge_type), targets)
 
     def vertex_count(self) -> int:
         return len(self.vertices)
