@@ -252,45 +252,34 @@ def top_items(
     """The `k` items with the best passage cosine: (item, score, passage), best first.
 
     Exact: every row of the user's vectors is scored. Ties go to the lower item index, and within an
-    item to its first passage reaching the best score.
+    item to its first passage reaching the best score. Only the best rows are sorted: the first `k`
+    distinct items among rows in score order are the `k` best items, so rows are taken from the top
+    (every row at or above a threshold, ties included) until they hold `k` items or run out.
     """
     if k <= 0 or len(vectors) == 0:
         return []
     scores = vectors.matrix @ query
-    if (allowed is None or allowed.all()) and min_score is None:
-        masked = scores  # every row allowed (the usual call): no mask to build
-    else:
-        rows = np.ones(len(scores), dtype=bool) if allowed is None else allowed[vectors.owner]
-        if min_score is not None:
-            rows &= scores >= min_score
-        if not rows.any():
-            return []
-        masked = np.where(rows, scores, -np.inf)
-    groups = vectors.groups
-    if groups is None:  # rows not grouped by item: sort them (slower, same result)
-        order = np.lexsort((np.arange(len(masked)), -masked, vectors.owner))
-        order = order[rows[order]]
-        first = order[np.r_[True, vectors.owner[order][1:] != vectors.owner[order][:-1]]]
-        items, best, best_rows = vectors.owner[first], masked[first], first
-    else:
-        all_items, starts = groups
-        best_all = np.maximum.reduceat(masked, starts)
-        ok = np.flatnonzero(best_all > -np.inf)
-        items, best, best_rows = all_items[ok], best_all[ok], None
-    chosen = np.arange(len(items))
-    if len(items) > k:
-        # argpartition may cut inside a tie: keep every item scoring at least the k-th best
-        kth = best[np.argpartition(-best, k - 1)[:k]].min()
-        chosen = np.flatnonzero(best >= kth)
-    chosen = chosen[np.lexsort((items[chosen], -best[chosen]))][:k]
-    if best_rows is None:
-        # Each chosen item's first row reaching its best: the first row at or after the group's start
-        # whose score equals its group's best (every group holds one).
-        reaching = np.flatnonzero(masked == np.repeat(best_all, np.diff(np.r_[starts, len(masked)])))
-        best_rows = np.zeros(len(items), dtype=np.int64)
-        best_rows[chosen] = reaching[np.searchsorted(reaching, starts[ok[chosen]])]
+    if allowed is not None and not allowed.all():
+        scores = np.where(allowed[vectors.owner], scores, -np.inf)
+    if min_score is not None:
+        scores = np.where(scores >= min_score, scores, -np.inf)
+    live = int(np.count_nonzero(scores > -np.inf))
+    take = k
+    while True:
+        if take >= live:
+            rows = np.flatnonzero(scores > -np.inf)
+        else:
+            threshold = scores[np.argpartition(-scores, take - 1)[:take]].min()
+            rows = np.flatnonzero(scores >= threshold)
+        order = rows[np.lexsort((vectors.owner[rows], -scores[rows]))]  # stable: rows ascending
+        owners = vectors.owner[order]
+        _, first = np.unique(owners, return_index=True)
+        if len(first) >= k or take >= live:
+            break
+        take *= 4
+    best = order[np.sort(first)][:k]  # each item's best row, best item first
     return [
-        (int(items[i]), float(best[i]), int(vectors.passage[best_rows[i]])) for i in chosen.tolist()
+        (int(vectors.owner[row]), float(scores[row]), int(vectors.passage[row])) for row in best.tolist()
     ]
 
 

@@ -12,7 +12,7 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -105,21 +105,12 @@ class VectorSet:
         matrix = np.concatenate([self.matrix, other.matrix]) if len(self) else other.matrix
         return VectorSet(matrix[order], owner[order], np.concatenate([self.passage, other.passage])[order])
 
-    @cached_property
-    def groups(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """(items, first row of each) when rows are grouped by ascending item, as built; else None."""
-        owner = self.owner
-        if len(owner) and bool(np.all(owner[1:] >= owner[:-1])):
-            starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-            return owner[starts], starts
-        return None
-
 
 class VectorCollector:
     """Collects the stored vectors of one unit kind for one model, checks them, builds the VectorSet.
 
-    Units are added in their final order (owners ascending), so rows come out grouped as
-    `VectorSet.groups` expects with no reordering copy.
+    Units are added in their final order (owners ascending), so rows come out grouped by item with no
+    reordering copy.
     """
 
     def __init__(self, kind: str, model: str, dim: int | None, malformed: Counter) -> None:

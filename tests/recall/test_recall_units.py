@@ -37,20 +37,32 @@ def test_top_items_takes_each_items_best_passage_and_breaks_ties_by_position():
     assert top_items(vs, np.array([1, 0], dtype=np.float32), None, 0, None) == []
 
 
-@given(st.lists(st.integers(0, 3), min_size=1, max_size=40), st.integers(1, 10))
-def test_top_items_matches_a_brute_force_ranking(levels, k):
+@given(
+    st.lists(st.integers(0, 3), min_size=1, max_size=40),
+    st.integers(1, 10),
+    st.booleans(),
+    st.sampled_from([None, 0.5, 0.9]),
+    st.integers(0, 2**16),
+)
+def test_top_items_matches_a_brute_force_ranking(levels, k, grouped, min_score, seed):
     rows = [[1.0, level / 3.0] for level in levels]
-    owners = sorted(np.random.default_rng(len(levels)).integers(0, len(levels), len(levels)).tolist())
+    rng = np.random.default_rng(seed)
+    owners = rng.integers(0, len(levels), len(levels)).tolist()
+    owners = sorted(owners) if grouped else owners
+    allowed = rng.random(len(levels)) < 0.8
     vs = vector_set(rows, owners, passages=list(range(len(rows))))  # a row's passage is its position
     query = np.array([0.0, 1.0], dtype=np.float32)
     scores = vs.matrix @ query
     best, first_best = {}, {}
     for row, owner in enumerate(owners):
+        if not allowed[owner] or (min_score is not None and scores[row] < min_score):
+            continue
         if float(scores[row]) > best.get(owner, -2.0):
             best[owner], first_best[owner] = float(scores[row]), row
     expected = sorted(best, key=lambda o: (-best[o], o))[:k]
-    found = top_items(vs, query, None, k, None)
+    found = top_items(vs, query, allowed, k, min_score)
     assert [(item, passage) for item, _, passage in found] == [(o, first_best[o]) for o in expected]
+    assert [score for _, score, _ in found] == [best[o] for o in expected]
 
 
 def test_classify_stored_vectors():
