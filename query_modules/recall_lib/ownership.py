@@ -23,6 +23,7 @@ importing mgp, so it is testable on small fakes.
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, NamedTuple
 
 from . import schema as s
@@ -283,23 +284,16 @@ def out_edges_of(
     which also appends every out-edge's id to `every_id` when given (the cache's structure). `read`:
     the out-edges and their ids as this call already read them (not read again)."""
     found = []
-    if read is not None:
-        for edge, edge_id in read:
-            if every_id is not None:
-                every_id.append(edge_id)
-            name = edge.type.name
-            if name in types:
-                found.append((name, edge_id, edge.to_vertex))
-        return found
-    for edge in vertex.out_edges:
+    for edge, edge_id in zip(vertex.out_edges, repeat(None)) if read is None else read:
         name = edge.type.name
-        if every_id is not None:
+        if every_id is None and name not in types:
+            continue  # an id not needed is not read
+        if edge_id is None:
             edge_id = edge.id
+        if every_id is not None:
             every_id.append(edge_id)
-            if name in types:
-                found.append((name, edge_id, edge.to_vertex))
-        elif name in types:
-            found.append((name, edge.id, edge.to_vertex))
+        if name in types:
+            found.append((name, edge_id, edge.to_vertex))
     return found
 
 

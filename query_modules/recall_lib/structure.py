@@ -93,11 +93,17 @@ class Growth:
 
 @dataclass(frozen=True)
 class Removal:
-    """Something the baseline holds is gone: the caller builds afresh. `user_out`: the User's out-edges
-    and their ids as the walk read them (live objects, valid during this call only), so the build does
-    not read them again; None when the walk had not read them."""
+    """Something the baseline holds is gone: the caller builds afresh. `user_edges` and `user_ids`: the
+    User's out-edges (live objects, valid during this call only) and their ids as the walk read them,
+    so the build does not read them again; None when the walk had not read them."""
 
-    user_out: tuple[tuple[Any, int], ...] | None = None
+    user_edges: tuple[Any, ...] | None = None
+    user_ids: tuple[int, ...] | None = None
+
+    @property
+    def user_out(self) -> Iterable[tuple[Any, int]] | None:
+        """(edge, id) pairs, as `ownership.collect_owned` takes them."""
+        return None if self.user_edges is None else zip(self.user_edges, self.user_ids, strict=True)
 
 
 def _ids(edges: Iterable[Any]) -> tuple[int, ...]:
@@ -165,7 +171,8 @@ def compare(
     changed: dict[str, dict[int, tuple[int, ...]]] = {"out_edges": {}, "in_edges": {}}  # ids read anew
     out_added: dict[int, tuple[Any, ...]] = {}
     in_added: dict[int, tuple[Any, ...]] = {}
-    user_out: tuple[tuple[Any, int], ...] | None = None
+    user_edges: tuple[Any, ...] | None = None
+    user_ids: tuple[int, ...] | None = None
     holders = baseline.out_edges.keys() if only is None else [h for h in only if h in baseline.out_edges]
     user_id = baseline.user  # the User's id as the baseline's read found it (`user.id` is an API call)
     for count, holder in enumerate(holders):
@@ -173,11 +180,11 @@ def compare(
             abort()
         vertex = user if holder == user_id else lookup(holder)
         if vertex is None:
-            return Removal(user_out)
+            return Removal(user_edges, user_ids)
         for side, added in (("out_edges", out_added), ("in_edges", in_added)):
             if holder == user_id and side == "out_edges":  # kept: a build after a removal reads them
-                user_out = tuple([(edge, edge.id) for edge in vertex.out_edges])
-                ids = tuple([edge_id for _, edge_id in user_out])
+                user_edges = tuple(vertex.out_edges)
+                ids = user_ids = _ids(user_edges)
             else:
                 ids = _ids(getattr(vertex, side))
             known = getattr(baseline, side)[holder]
@@ -185,7 +192,7 @@ def compare(
                 continue
             new = _added(known, ids, lambda v=vertex, k=side: getattr(v, k))
             if new is None:
-                return Removal(user_out)
+                return Removal(user_edges, user_ids)
             changed[side][holder] = ids
             if new:
                 added[holder] = new

@@ -59,15 +59,25 @@ def _signatures(store: GraphStore, user: Any) -> tuple[list[int], list[int], lis
     """The prelude's edge-derived part for one User: its holders (the User, its Sessions, their Agents,
     each once, as `UNWIND` then grouping by h), their degrees and edge-id sums (`sum(id(e))`, kept by
     the store with the edges), and how many edges the Cypher's expands and counts read."""
-    sessions = store.out_targets(user, "HAD_SESSION")
+    sessions = _targets(user, "HAD_SESSION")
     expanded = len(user.out_edges)
     agents: dict[int, Any] = {}
     for session in sessions.values():
         expanded += len(session.out_edges)
-        agents.update(store.out_targets(session, "HAS_AGENT"))
+        agents.update(_targets(session, "HAS_AGENT"))
     holders = {user.id: user, **sessions, **agents}
     degrees = [len(h.out_edges) + len(h.in_edges) for h in holders.values()]
     return list(holders), degrees, [h.edge_id_sum for h in holders.values()], expanded + sum(degrees)
+
+
+def _targets(vertex: Any, edge_type: str) -> dict[int, Any]:
+    """The distinct ends of a vertex's live out-edges of one type, by id in edge order (a Cypher
+    expand's `collect(DISTINCT ...)`)."""
+    found: dict[int, Any] = {}
+    for edge in vertex.out_edges:
+        if edge.type == edge_type and not edge.deleted:
+            found.setdefault(edge.end.id, edge.end)
+    return found
 
 
 def call_prelude(user_id: Any, rest: tuple) -> Callable[[GraphStore], tuple | None]:

@@ -329,19 +329,6 @@ class GraphStore:
             self._memo[key] = compute()
         return self._memo[key]
 
-    def out_targets(self, vertex: VertexData, edge_type: str) -> dict[int, VertexData]:
-        """The distinct ends of `vertex`'s live out-edges of `edge_type`, by id in edge order (a Cypher
-        expand's `collect(DISTINCT ...)`), memoised (`memoised`)."""
-
-        def targets() -> dict[int, VertexData]:
-            found: dict[int, VertexData] = {}
-            for edge in vertex.out_edges:
-                if edge.type == edge_type and not edge.deleted:
-                    found.setdefault(edge.end.id, edge.end)
-            return found
-
-        return self.memoised(("out_targets", vertex.id, edge_type), targets)
-
     def vertex_count(self) -> int:
         return len(self.vertices)
 
