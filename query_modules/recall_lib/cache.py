@@ -51,6 +51,7 @@ from .databases import Database, DatabaseKey, Databases
 from .directory import Directory
 from .environment import env_number
 from .kinds import ENTITY, FACT, TURN
+from .layered import Layered
 from .ownership import (
     Candidates,
     Collisions,
@@ -148,7 +149,7 @@ def entry_bytes(entry: Entry) -> int:
         v.nbytes for v in (snap.turn_vectors, snap.entity_vectors, snap.fact_vectors, snap.note_vectors)
     )
     arrays += snap.text_index.nbytes + snap.note_text_index.nbytes
-    texts = sum(map(len, snap.turns.texts)) + sum(len(f.text) for f in snap.facts)
+    texts = snap.turns.text_chars + sum(len(f.text) for f in snap.facts)
     texts += sum(len(n.content) for n in snap.notes)
     items = len(snap.turns) + len(snap.facts) + len(snap.entities) + len(snap.notes)
     return int(arrays + texts + 100 * (items + len(entry.owned_actions) + entry.structure.edge_count))
@@ -422,13 +423,14 @@ class RecallCache:
         added = read_holders(graph.vertex, holders.keys() - cached.holders.keys())
         if snapshot is None or added is None:
             return None
-        actions = dict(cached.actions)
+        first_seen: dict[str, int] = {}  # an action id already held keeps the vertex it had
         for item in admitted:
-            actions.setdefault(item.action_id, item.vertex_id)
-        owned_actions = {
-            **cached.owned_actions,
-            **{a.vertex_id: (a.action_id, a.session_id) for a in admitted},
-        }
+            if item.action_id not in cached.actions:
+                first_seen.setdefault(item.action_id, item.vertex_id)
+        actions = Layered.over(cached.actions, first_seen)
+        owned_actions = Layered.over(
+            cached.owned_actions, {a.vertex_id: (a.action_id, a.session_id) for a in admitted}
+        )
         grown = replace(
             cached,
             snapshot=snapshot,

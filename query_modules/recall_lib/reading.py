@@ -188,7 +188,7 @@ class TurnReader:
         rows = [rows[i] for i in order]
         without = len(rows) - with_vectors + bad_kept if self.dim is not None else len(rows)
         split = {i: row[7] for i, row in enumerate(rows) if row[7] is not None and row[7] != (row[6],)}
-        columns = [tuple(column) for column in zip(*rows, strict=True)][:7] if rows else []
+        columns = list(zip(*rows, strict=True))[:7] if rows else []  # TurnTable copies them once
         return TurnTable(*columns, split=split), vectors, without, vectors.without_rows(len(rows))
 
 

@@ -8,7 +8,7 @@ field is computed when the snapshot is made; nothing is filled in later.
 """
 
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -17,6 +17,7 @@ import numpy as np
 
 from . import schema as s
 from .kinds import ENTITY, FACT, NOTE
+from .layered import Layered
 from .ownership import OwnedAction, OwnedGraph, id_text
 from .ranking import TurnFacts, neighbour_links
 from .reading import (
@@ -152,14 +153,17 @@ class UserSnapshot:
 
 
 # -- building -----------------------------------------------------------------------------------------
-def _turn_derived(
-    turns: TurnTable, turn_filter: FilterArrays
-) -> tuple[TurnFacts, dict[str, tuple[str, ...]]]:
+def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
     previous, following = neighbour_links(turn_filter.session)
-    facts = TurnFacts(
+    return TurnFacts(
         turn_filter.session, turn_filter.epoch, previous, following, turns.speakers, turns.action_types
     )
-    return facts, {name: tuple(tokenize(name)) for name in set(turns.speakers)}
+
+
+def _participants(speakers: Iterable[str], known: Mapping[str, tuple[str, ...]] | None = None) -> dict:
+    """Each speaker -> its name's words (`known`: those already tokenised, kept)."""
+    known = known or {}
+    return {**known, **{name: tuple(tokenize(name)) for name in set(speakers) if name not in known}}
 
 
 def _fact_derived(
@@ -219,7 +223,7 @@ def build_snapshot(
     part, awaiting = read_fact_part(owned, model, dim, malformed)
     abort()
     turn_filter = FilterArrays.of(turns.timestamps, turns.session_ids)
-    turn_facts, participants = _turn_derived(turns, turn_filter)
+    turn_facts, participants = _turn_facts(turns, turn_filter), _participants(turns.speakers)
     turn_by_action = {action_id: i for i, action_id in enumerate(turns.action_ids)}
     sessions = {a.action_id: a.session_id for a in owned.actions}
     fact_filter, fact_types = _fact_derived(part.facts, turns, turn_by_action, sessions)
@@ -285,18 +289,19 @@ def with_new_turns(
     offset = len(held)
     all_turns = held + turns
     turn_filter = snapshot.turn_filter + FilterArrays.of(turns.timestamps, turns.session_ids)
-    turn_facts, participants = _turn_derived(all_turns, turn_filter)
-    turn_by_action = {**snapshot.turn_by_action, **{a: offset + i for i, a in enumerate(turns.action_ids)}}
+    turn_by_action = Layered.over(
+        snapshot.turn_by_action, {a: offset + i for i, a in enumerate(turns.action_ids)}
+    )
     return replace(
         snapshot,
         turns=all_turns,
         turn_vectors=snapshot.turn_vectors.extended(vectors, offset),
         text_index=snapshot.text_index.extended(turns.texts),
         turn_filter=turn_filter,
-        turn_facts=turn_facts,
-        participants=participants,
+        turn_facts=_turn_facts(all_turns, turn_filter),
+        participants=_participants(turns.speakers, snapshot.participants),
         turn_by_action=turn_by_action,
-        action_sessions={**snapshot.action_sessions, **{a.action_id: a.session_id for a in actions}},
+        action_sessions=Layered.over(snapshot.action_sessions, {a.action_id: a.session_id for a in actions}),
         turns_without_vectors=snapshot.turns_without_vectors + without,
         awaiting=replace(snapshot.awaiting, turn=np.concatenate([snapshot.awaiting.turn, awaiting + offset])),
         malformed=dict(malformed),

@@ -87,11 +87,21 @@ def _term(raw: str) -> str | None:
     return raw.lower() if "Σ" not in raw else "".join(char.lower() for char in raw)
 
 
+#: An index's tail (documents added since its postings were merged) is merged into them once it holds
+#: more than 1/_TAIL_SHARE of their postings.
+_TAIL_SHARE = 8
+
+
 class BM25Index:
     """A BM25 index over a list of documents, addressed by their position in that list.
 
     Built once and never changed (its arrays are read-only), so a cache may
-    share it between calls and threads.
+    share it between calls and threads. An index extended by new documents
+    (a user's new session) keeps them in a **tail**, a second small index
+    whose postings are searched with this one's statistics, so extending
+    costs the new documents and the tail, not every posting; the tail is
+    merged in when it outgrows an eighth of the postings. Scores are the
+    same, to the last bit, as one index built over all the documents.
     """
 
     __slots__ = (
@@ -102,8 +112,9 @@ class BM25Index:
         "doc_ids",
         "term_freqs",
         "doc_lengths",
+        "tail",
         "_avg_len",
-        "_nbytes",
+        "_postings_bytes",
     )
 
     def __init__(
@@ -115,8 +126,11 @@ class BM25Index:
         doc_lengths: np.ndarray,
         k1: float,
         b: float,
+        tail: "BM25Index | None" = None,
+        postings_bytes: int | None = None,
     ) -> None:
-        """Wrap postings already in CSR form; use :meth:`build` to index documents."""
+        """Wrap postings already in CSR form; use :meth:`build` to index documents. `doc_lengths`: every
+        document's, the `tail`'s last (its postings number them from 0)."""
         for array in (indptr, doc_ids, term_freqs, doc_lengths):
             array.flags.writeable = False
         self.k1 = k1
@@ -126,12 +140,15 @@ class BM25Index:
         self.doc_ids = doc_ids
         self.term_freqs = term_freqs
         self.doc_lengths = doc_lengths
+        self.tail = tail
         self._avg_len = float(doc_lengths.mean()) if len(doc_lengths) and doc_lengths.any() else 1.0
-        self._nbytes = (
-            sum(array.nbytes for array in (indptr, doc_ids, term_freqs, doc_lengths))
-            + sys.getsizeof(vocabulary)
-            + sum(sys.getsizeof(term) for term in vocabulary)
-        )
+        if postings_bytes is None:
+            postings_bytes = (
+                sum(array.nbytes for array in (indptr, doc_ids, term_freqs))
+                + sys.getsizeof(vocabulary)
+                + sum(sys.getsizeof(term) for term in vocabulary)
+            )
+        self._postings_bytes = postings_bytes
 
     @classmethod
     def build(cls, docs: Sequence[str], k1: float = 1.5, b: float = 0.75) -> "BM25Index":
@@ -165,41 +182,41 @@ class BM25Index:
     @property
     def nbytes(self) -> int:
         """Approximate bytes held: the arrays, the vocabulary dict and its strings (for the cache's limit)."""
-        return self._nbytes
+        tail = self.tail.nbytes - self.tail.doc_lengths.nbytes if self.tail is not None else 0
+        return self._postings_bytes + self.doc_lengths.nbytes + tail
 
     def extended(self, docs: Sequence[str]) -> "BM25Index":
         """One index over these documents followed by `docs` (numbered after them), without re-tokenising
-        these: `docs` are indexed alone and their postings merged per term (what a new session costs)."""
+        these: `docs` are indexed alone and merged into the tail (or, once it is large, everything into
+        one index)."""
         if not docs:
             return self
-        other = BM25Index.build(docs, self.k1, self.b)
-        vocabulary = dict(self.vocabulary)
-        rows = np.empty(len(other.vocabulary), dtype=np.int64)
-        for term, row in other.vocabulary.items():
-            rows[row] = vocabulary.setdefault(term, len(vocabulary))
-        mine = np.zeros(len(vocabulary), dtype=np.int64)
-        mine[: len(self.vocabulary)] = np.diff(self.indptr)
-        theirs = np.diff(other.indptr)
-        counts = mine.copy()
-        np.add.at(counts, rows, theirs)
-        indptr = np.zeros(len(vocabulary) + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        doc_ids = np.empty(int(indptr[-1]), dtype=np.int32)
-        term_freqs = np.empty(int(indptr[-1]), dtype=np.int32)
-        # Per term: this index's postings first, then the new documents' (search does not need order).
-        term = np.repeat(np.arange(len(self.vocabulary)), mine[: len(self.vocabulary)])
-        at = indptr[term] + np.arange(len(self.doc_ids)) - self.indptr[term]
-        doc_ids[at], term_freqs[at] = self.doc_ids, self.term_freqs
-        term = np.repeat(rows, theirs)
-        at = indptr[term] + mine[term] + np.arange(len(other.doc_ids)) - np.repeat(other.indptr[:-1], theirs)
-        doc_ids[at], term_freqs[at] = other.doc_ids + self.n_docs, other.term_freqs
-        lengths = np.concatenate([self.doc_lengths, other.doc_lengths]).astype(np.int32)
-        return BM25Index(vocabulary, indptr, doc_ids, term_freqs, lengths, self.k1, self.b)
+        new = BM25Index.build(docs, self.k1, self.b)
+        tail = new if self.tail is None else _merged(self.tail, new)
+        lengths = np.concatenate([self.doc_lengths, new.doc_lengths]).astype(np.int32)
+        postings = (self.vocabulary, self.indptr, self.doc_ids, self.term_freqs)
+        if len(tail.doc_ids) * _TAIL_SHARE > len(self.doc_ids):
+            head = BM25Index(
+                *postings, lengths[: len(lengths) - tail.n_docs], self.k1, self.b, None, self._postings_bytes
+            )
+            return _merged(head, tail)
+        return BM25Index(*postings, lengths, self.k1, self.b, tail, self._postings_bytes)
+
+    def _rows(self, term: str) -> list[tuple["BM25Index", int, int]]:
+        """Where ``term``'s postings are: (index, row, number of its first document), this one's first."""
+        found = []
+        row = self.vocabulary.get(term)
+        if row is not None:
+            found.append((self, row, 0))
+        if self.tail is not None:
+            row = self.tail.vocabulary.get(term)
+            if row is not None:
+                found.append((self.tail, row, self.n_docs - self.tail.n_docs))
+        return found
 
     def doc_freq(self, term: str) -> int:
         """In how many documents ``term`` (a token) occurs."""
-        row = self.vocabulary.get(term)
-        return 0 if row is None else int(self.indptr[row + 1] - self.indptr[row])
+        return sum(int(index.indptr[row + 1] - index.indptr[row]) for index, row, _ in self._rows(term))
 
     def search(
         self, terms: Iterable[str], k: int, allowed: np.ndarray | None = None
@@ -223,9 +240,7 @@ class BM25Index:
                 )
         scores = np.zeros(self.n_docs, dtype=np.float64)
         for term in dict.fromkeys(terms):
-            row = self.vocabulary.get(term)
-            if row is not None:
-                self._add_term(scores, row)
+            self._add_term(scores, term)
         matched = scores > 0  # every posting adds a positive amount: idf > 0, tf >= 1
         if allowed is not None:
             matched &= allowed
@@ -241,15 +256,45 @@ class BM25Index:
         order = np.argsort(-candidate_scores, kind="stable")[:k]
         return candidates[order], candidate_scores[order]
 
-    def _add_term(self, scores: np.ndarray, row: int) -> None:
-        """Add one term's BM25 contribution to ``scores`` in place."""
-        start, end = self.indptr[row], self.indptr[row + 1]
-        docs = self.doc_ids[start:end]
-        tf = self.term_freqs[start:end].astype(np.float64)
-        df = end - start
+    def _add_term(self, scores: np.ndarray, term: str) -> None:
+        """Add one term's BM25 contribution to ``scores`` in place (its postings here and in the tail)."""
+        rows = self._rows(term)
+        if not rows:
+            return
+        df = sum(int(index.indptr[row + 1] - index.indptr[row]) for index, row, _ in rows)
         idf = math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
-        norm = self.k1 * (1.0 - self.b + self.b * self.doc_lengths[docs] / self._avg_len)
-        scores[docs] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+        for index, row, first in rows:
+            start, end = index.indptr[row], index.indptr[row + 1]
+            docs = index.doc_ids[start:end] + first if first else index.doc_ids[start:end]
+            tf = index.term_freqs[start:end].astype(np.float64)
+            norm = self.k1 * (1.0 - self.b + self.b * self.doc_lengths[docs] / self._avg_len)
+            scores[docs] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+
+
+def _merged(first: BM25Index, second: BM25Index) -> BM25Index:
+    """One index over `first`'s documents, then `second`'s: postings merged per term (neither has a tail)."""
+    vocabulary = dict(first.vocabulary)
+    rows = np.empty(len(second.vocabulary), dtype=np.int64)
+    for term, row in second.vocabulary.items():
+        rows[row] = vocabulary.setdefault(term, len(vocabulary))
+    mine = np.zeros(len(vocabulary), dtype=np.int64)
+    mine[: len(first.vocabulary)] = np.diff(first.indptr)
+    theirs = np.diff(second.indptr)
+    counts = mine.copy()
+    np.add.at(counts, rows, theirs)
+    indptr = np.zeros(len(vocabulary) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    doc_ids = np.empty(int(indptr[-1]), dtype=np.int32)
+    term_freqs = np.empty(int(indptr[-1]), dtype=np.int32)
+    # Per term: the first index's postings first, then the second's (search does not need order).
+    term = np.repeat(np.arange(len(first.vocabulary)), mine[: len(first.vocabulary)])
+    at = indptr[term] + np.arange(len(first.doc_ids)) - first.indptr[term]
+    doc_ids[at], term_freqs[at] = first.doc_ids, first.term_freqs
+    term = np.repeat(rows, theirs)
+    at = indptr[term] + mine[term] + np.arange(len(second.doc_ids)) - np.repeat(second.indptr[:-1], theirs)
+    doc_ids[at], term_freqs[at] = second.doc_ids + first.n_docs, second.term_freqs
+    lengths = np.concatenate([first.doc_lengths, second.doc_lengths]).astype(np.int32)
+    return BM25Index(vocabulary, indptr, doc_ids, term_freqs, lengths, first.k1, first.b)
 
 
 #: Documents joined and split at a time: the raw runs of ~1000 messages (~30k small bytes objects)

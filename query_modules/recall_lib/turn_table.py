@@ -3,15 +3,24 @@
 Why columns: a cached user at 100k messages held 100k `Turn` objects and as many passage tuples,
 every one of them tracked by Python's cyclic garbage collector, so every full collection in the
 database process walked them, and a build's first collection afterwards took ~0.3 s. Columns are a
-handful of tuples of strings and ints (which the collector soon stops tracking). A lane or
-verification that needs a turn gets a `Turn` for that index; bulk work (filters, byte counts,
-merges) reads the columns.
+handful of lists of strings and ints. A lane or verification that needs a turn gets a `Turn` for
+that index; bulk work (filters, merges) reads the columns.
+
+Why the lists are shared and grown in place: a refresh appends a session's turns. Concatenating seven
+100k-element tuples per refresh cost ~8 ms and left seven young 100k-element containers, which the
+next collections of Python's young generations walked element by element (~30-40 ms in a refresh at
+100k messages). A table grown from another extends the same lists (when no other table claimed the
+rows after it) and reads only its own first rows, so every table already handed out stays as it was.
 """
 
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from typing import Any, overload
+
+from .layered import Layered
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,69 +40,119 @@ def time_order(timestamp: datetime | None, action_id: str) -> tuple:
     return (timestamp is None, timestamp or datetime.min, action_id)
 
 
-class TurnTable(Sequence[Turn]):
-    """Turns as parallel tuples; `table[i]` is the i-th `Turn`. Immutable like the snapshot holding it."""
+#: The columns, in `Turn`'s field order (passages apart).
+COLUMNS = ("vertex_ids", "action_ids", "session_ids", "timestamps", "speakers", "action_types", "texts")
 
-    __slots__ = (
-        "vertex_ids",
-        "action_ids",
-        "session_ids",
-        "timestamps",
-        "speakers",
-        "action_types",
-        "texts",
-        "split",
-    )
+
+class _Rows:
+    """The column lists shared by the tables grown from one another. `used`: how many rows some table
+    holds at most; rows past it are written only by the one extension that claims them."""
+
+    __slots__ = ("columns", "used", "lock")
+
+    def __init__(self, columns: list[list]) -> None:
+        self.columns, self.used, self.lock = columns, len(columns[-1]), threading.Lock()
+
+    def claim(self, n: int, more: int) -> bool:
+        """Whether the rows after the first `n` are the caller's to write (`more` of them)."""
+        with self.lock:
+            if self.used != n:
+                return False
+            self.used = n + more
+            return True
+
+
+class Column(Sequence):
+    """One column of a table: the first `len(table)` values of a list that may have grown since."""
+
+    __slots__ = ("_values", "_n")
+
+    def __init__(self, values: list, n: int) -> None:
+        self._values, self._n = values, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return self._values[: self._n][index]
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError("column index out of range")
+        return self._values[index]
+
+    def __iter__(self) -> Iterator:
+        return islice(self._values, self._n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Column, tuple, list)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class TurnTable(Sequence[Turn]):
+    """Turns as parallel columns; `table[i]` is the i-th `Turn`. Immutable like the snapshot holding it."""
+
+    __slots__ = ("_rows", "_n", "split", "text_chars")
 
     def __init__(
         self,
-        vertex_ids: tuple[int, ...] = (),
-        action_ids: tuple[str, ...] = (),
-        session_ids: tuple[str | None, ...] = (),
-        timestamps: tuple[datetime | None, ...] = (),
-        speakers: tuple[str, ...] = (),
-        action_types: tuple[str, ...] = (),
-        texts: tuple[str, ...] = (),
+        vertex_ids: Sequence[int] = (),
+        action_ids: Sequence[str] = (),
+        session_ids: Sequence[str | None] = (),
+        timestamps: Sequence[datetime | None] = (),
+        speakers: Sequence[str] = (),
+        action_types: Sequence[str] = (),
+        texts: Sequence[str] = (),
         split: Mapping[int, tuple[str, ...]] | None = None,
     ) -> None:
-        self.vertex_ids = vertex_ids
-        self.action_ids = action_ids
-        self.session_ids = session_ids
-        self.timestamps = timestamps
-        self.speakers = speakers
-        self.action_types = action_types
-        self.texts = texts
+        columns = [list(c) for c in (vertex_ids, action_ids, session_ids, timestamps, speakers, action_types)]
+        columns.append(list(texts))
+        if len({len(c) for c in columns}) > 1:
+            raise ValueError(f"columns must be of one length, got {[len(c) for c in columns]}")
+        self._rows, self._n = _Rows(columns), len(columns[-1])
         self.split = split or {}  # position -> passages, only where they are not (text,)
+        self.text_chars = sum(map(len, columns[-1]))  # for the cache's byte estimate
+
+    @classmethod
+    def _grown(
+        cls, rows: _Rows, n: int, split: Mapping[int, tuple[str, ...]], text_chars: int
+    ) -> "TurnTable":
+        table = cls.__new__(cls)
+        table._rows, table._n, table.split, table.text_chars = rows, n, split, text_chars
+        return table
 
     @classmethod
     def of(cls, turns: Iterable[Turn]) -> "TurnTable":
         turns = list(turns)
-        if not turns:
-            return cls()
         return cls(
-            *(
-                tuple(column)
-                for column in zip(
-                    *(
-                        (
-                            t.vertex_id,
-                            t.action_id,
-                            t.session_id,
-                            t.timestamp,
-                            t.speaker,
-                            t.action_type,
-                            t.text,
-                        )
-                        for t in turns
-                    ),
-                    strict=True,
-                )
-            ),
+            [t.vertex_id for t in turns],
+            [t.action_id for t in turns],
+            [t.session_id for t in turns],
+            [t.timestamp for t in turns],
+            [t.speaker for t in turns],
+            [t.action_type for t in turns],
+            [t.text for t in turns],
             split={i: t.passages for i, t in enumerate(turns) if t.passages != (t.text,)},
         )
 
+    # The columns, each as long as the table.
+    vertex_ids = property(lambda self: self.column(0))
+    action_ids = property(lambda self: self.column(1))
+    session_ids = property(lambda self: self.column(2))
+    timestamps = property(lambda self: self.column(3))
+    speakers = property(lambda self: self.column(4))
+    action_types = property(lambda self: self.column(5))
+    texts = property(lambda self: self.column(6))
+
+    def column(self, number: int) -> Column:
+        return Column(self._rows.columns[number], self._n)
+
     def __len__(self) -> int:
-        return len(self.texts)
+        return self._n
 
     @overload
     def __getitem__(self, index: int) -> Turn: ...
@@ -105,17 +164,19 @@ class TurnTable(Sequence[Turn]):
         if isinstance(index, slice):
             return self.take(range(len(self))[index])
         if index < 0:
-            index += len(self)
-        text = self.texts[index]  # raises IndexError past the end, as a sequence must
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError("turn index out of range")  # as a sequence must
+        vertex_ids, action_ids, session_ids, timestamps, speakers, action_types, texts = self._rows.columns
         return Turn(
-            self.vertex_ids[index],
-            self.action_ids[index],
-            self.session_ids[index],
-            self.timestamps[index],
-            self.speakers[index],
-            self.action_types[index],
-            text,
-            self.passages(index),
+            vertex_ids[index],
+            action_ids[index],
+            session_ids[index],
+            timestamps[index],
+            speakers[index],
+            action_types[index],
+            texts[index],
+            self.split.get(index) or (texts[index],),
         )
 
     def __iter__(self) -> Iterator[Turn]:
@@ -132,15 +193,7 @@ class TurnTable(Sequence[Turn]):
         return f"TurnTable({len(self)} turns)"
 
     def _columns(self) -> tuple[tuple, ...]:
-        return (
-            self.vertex_ids,
-            self.action_ids,
-            self.session_ids,
-            self.timestamps,
-            self.speakers,
-            self.action_types,
-            self.texts,
-        )
+        return tuple(tuple(self.column(number)) for number in range(len(COLUMNS)))
 
     def passages(self, index: int) -> tuple[str, ...]:
         return self.split.get(index) or (self.texts[index],)
@@ -152,13 +205,23 @@ class TurnTable(Sequence[Turn]):
     def take(self, positions: Iterable[int]) -> "TurnTable":
         """The turns at `positions`, in that order."""
         positions = [int(p) for p in positions]
+        if any(not 0 <= p < self._n for p in positions):
+            raise IndexError("turn index out of range")
         split = {new: self.split[old] for new, old in enumerate(positions) if old in self.split}
-        return TurnTable(*(tuple(column[p] for p in positions) for column in self._columns()), split=split)
+        return TurnTable(*([column[p] for p in positions] for column in self._rows.columns), split=split)
 
     def __add__(self, other: "TurnTable") -> "TurnTable":
+        """These turns, then `other`'s: the shared lists extended in place when this is the longest table
+        over them, else copied."""
         if not isinstance(other, TurnTable):
             return NotImplemented
-        shift = len(self)
-        split = {**self.split, **{shift + i: passages for i, passages in other.split.items()}}
-        columns = zip(self._columns(), other._columns(), strict=True)
-        return TurnTable(*(mine + theirs for mine, theirs in columns), split=split)
+        n, more = self._n, len(other)
+        split = Layered.over(self.split, {n + i: passages for i, passages in other.split.items()})
+        pairs = list(zip(self._rows.columns, other._rows.columns, strict=True))
+        if self._rows.claim(n, more):
+            for mine, new in pairs:
+                mine.extend(new[: other._n])
+            rows = self._rows
+        else:  # another table (or an abandoned extension) holds the rows after this one's
+            rows = _Rows([mine[:n] + new[: other._n] for mine, new in pairs])
+        return TurnTable._grown(rows, n + more, split, self.text_chars + other.text_chars)

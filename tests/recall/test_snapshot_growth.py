@@ -31,6 +31,33 @@ def test_an_extended_index_searches_like_one_built_over_all_documents(first, sec
         assert extended.doc_freq(terms[0]) == whole.doc_freq(terms[0])
 
 
+@settings(max_examples=60, deadline=None)
+@given(parts=st.lists(docs_strategy, min_size=1, max_size=6))
+def test_an_index_extended_session_by_session_scores_to_the_bit_like_one_build(parts):
+    """Extending keeps new documents in a tail (merged once it is large): the same scores, not close."""
+    index = BM25Index.build(parts[0])
+    for more in parts[1:]:
+        index = index.extended(more)
+    whole = BM25Index.build([doc for part in parts for doc in part])
+    assert index.n_docs == whole.n_docs and index.doc_lengths.tolist() == whole.doc_lengths.tolist()
+    for terms in QUERIES:
+        a_ids, a_scores = index.search(terms, 50)
+        b_ids, b_scores = whole.search(terms, 50)
+        assert a_ids.tolist() == b_ids.tolist() and a_scores.tolist() == b_scores.tolist(), terms
+        assert index.doc_freq(terms[0]) == whole.doc_freq(terms[0])
+
+
+def test_a_small_extension_goes_to_the_tail_and_a_large_one_merges_it():
+    base = BM25Index.build([f"kayak lake day {i}" for i in range(80)])
+    small = base.extended(["soup garden"])
+    assert small.tail is not None and small.indptr is base.indptr  # the postings shared, not copied
+    assert small.search(["soup"], 5)[0].tolist() == [80]
+    large = small.extended([f"curry roses {i}" for i in range(80)])
+    assert large.tail is None and large.n_docs == 161
+    assert large.search(["soup"], 5)[0].tolist() == [80] and large.doc_freq("curry") == 80
+    assert small.nbytes > base.nbytes
+
+
 def test_vector_rows_extend_with_shifted_owners_and_merge_keeping_items_grouped():
     a = VectorSet(np.eye(3, dtype=np.float32)[:2], np.array([0, 2]), np.array([0, 0]))
     b = VectorSet(np.eye(3, dtype=np.float32)[2:], np.array([0]), np.array([1]))

@@ -54,3 +54,19 @@ def test_order_keys_put_undated_turns_last():
     keys = TurnTable.of(TURNS).order_keys()
     assert keys == [time_order(t.timestamp, t.action_id) for t in TURNS]
     assert sorted(range(4), key=keys.__getitem__) == [0, 1, 3, 2]
+
+
+def test_a_table_grown_from_another_never_changes_it_nor_a_sibling_grown_from_the_same_table():
+    base = TurnTable.of(TURNS[:2])
+    grown = base + TurnTable.of(TURNS[2:3])
+    sibling = base + TurnTable.of([turn(7)])  # the rows after `base` are `grown`'s: copied, not shared
+    assert list(base) == TURNS[:2] and len(base.texts) == 2 and list(base.action_ids) == ["a0", "a1"]
+    assert list(grown) == TURNS[:3] and list(sibling) == [*TURNS[:2], turn(7)]
+    assert base.timestamps[-1] == TURNS[1].timestamp and grown.action_ids[-1] == "a2"
+    with pytest.raises(IndexError):
+        base[2]
+    with pytest.raises(IndexError):
+        base.texts[2]
+    longer = grown + TurnTable.of(TURNS[3:])  # grows in place again
+    assert list(longer) == TURNS and list(grown) == TURNS[:3] and grown.text_chars < longer.text_chars
+    assert longer.text_chars == sum(len(t.text) for t in TURNS)
