@@ -173,10 +173,10 @@ def _fact_derived(
     sessions: Mapping[str, str | None],
 ) -> tuple[FilterArrays, tuple[tuple[str, ...], np.ndarray]]:
     """Per fact: `valid_at` (else its source turn's time) and session; and the relation types present."""
-    times = []
+    times, stamps = [], list(turns.timestamps)  # a plain list: one lookup per fact
     for fact in facts:
         turn = turn_by_action.get(fact.source_id)
-        times.append(fact.valid_at or (turns.timestamps[turn] if turn is not None else None))
+        times.append(fact.valid_at or (stamps[turn] if turn is not None else None))
     fact_filter = FilterArrays.of(times, [sessions.get(f.source_id) for f in facts])
     names = tuple(sorted({f.type for f in facts}))
     code = {name: i for i, name in enumerate(names)}

@@ -74,8 +74,11 @@ class Column(Sequence):
         return self._n
 
     def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return self._values[: self._n][index]
+        if isinstance(index, slice):  # the slice of this column's rows, not a copy of them first
+            rows = range(self._n)[index]
+            if rows.step == 1:
+                return self._values[rows.start : rows.stop]
+            return [self._values[i] for i in rows]
         if index < 0:
             index += self._n
         if not 0 <= index < self._n:

@@ -34,9 +34,16 @@ def classify(
     if stored_model != model:
         return OTHER_MODEL, None
     rows = [vectors] if passages is None else vectors
-    if not isinstance(rows, (list, tuple)) or not rows or not all(isinstance(r, (list, tuple)) for r in rows):
+    if not isinstance(rows, (list, tuple)) or not rows:
         return MALFORMED + "vectors are not a list of numbers", None
-    lengths = {len(r) for r in rows}
+    if len(rows) == 1:  # most units: one passage (checked without the generators below: once per unit)
+        if not isinstance(rows[0], (list, tuple)):
+            return MALFORMED + "vectors are not a list of numbers", None
+        lengths = {len(rows[0])}
+    elif not all(isinstance(r, (list, tuple)) for r in rows):
+        return MALFORMED + "vectors are not a list of numbers", None
+    else:
+        lengths = {len(r) for r in rows}
     if len(lengths) != 1:
         return MALFORMED + "vectors of mixed length", None
     if dim is not None and lengths != {dim}:

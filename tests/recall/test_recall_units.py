@@ -77,7 +77,11 @@ def test_classify_stored_vectors():
     assert classify(model, [[math.nan, 0.0]], model, 2, 1)[0].startswith("malformed: vector not finite")
     assert classify(model, [["a", 0.0]], model, 2, 1)[0].startswith("malformed: vector not finite")
     assert classify(model, [[0.0, 0.0]], model, 2, 1)[0].startswith("malformed: vector not finite")
-    assert classify(model, "nope", model, 2, 1)[0] == "malformed: vectors are not a list of numbers"
+    not_numbers = "malformed: vectors are not a list of numbers"
+    assert classify(model, "nope", model, 2, 1)[0] == not_numbers
+    assert classify(model, [5.0], model, 2, 1)[0] == not_numbers
+    assert classify(model, 5.0, model, 2, None)[0] == not_numbers
+    assert classify(model, [[1.0, 0.0], 2.0], model, 2, 2)[0] == not_numbers
 
 
 @given(

@@ -70,3 +70,13 @@ def test_a_table_grown_from_another_never_changes_it_nor_a_sibling_grown_from_th
     longer = grown + TurnTable.of(TURNS[3:])  # grows in place again
     assert list(longer) == TURNS and list(grown) == TURNS[:3] and grown.text_chars < longer.text_chars
     assert longer.text_chars == sum(len(t.text) for t in TURNS)
+
+
+def test_a_column_slices_only_its_own_rows():
+    grown = TurnTable.of(TURNS[:2]) + TurnTable.of(TURNS[2:])
+    first = grown.take(range(4))[:2]  # a table of its own
+    base = TurnTable.of(TURNS[:2])
+    base + TurnTable.of(TURNS[2:])  # grows base's lists in place
+    ids = [t.action_id for t in TURNS[:2]]
+    for piece in (slice(None), slice(1, None), slice(None, None, -1), slice(-1, None), slice(0, 9)):
+        assert base.action_ids[piece] == ids[piece] and first.action_ids[piece] == ids[piece]
