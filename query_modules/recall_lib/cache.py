@@ -72,6 +72,7 @@ from .pickup import pick_up
 from .reading import TurnReader
 from .snapshot import UserSnapshot, build_snapshot, read_fact_part, with_fact_part, with_new_turns
 from .structure import Growth, Removal, Signature, Structure, compare, read_holders, read_structure
+from .turn_reuse import TurnReuse
 
 DEFAULT_BYTES = 1 << 30
 DEFAULT_MAX_AGE = 60.0
@@ -318,8 +319,9 @@ class RecallCache:
             growth: Growth | Removal = Growth(cached.structure)
         else:
             growth = compare(user, cached.structure, graph.vertex, graph.abort, only)
-        if isinstance(growth, Removal):
-            return self._build(graph, user, model, dim, collisions, growth.user_out), "builds"
+        if isinstance(growth, Removal):  # built afresh, the turns still held read from `cached`
+            reuse = None if aged else cached
+            return self._build(graph, user, model, dim, collisions, growth.user_out, reuse), "builds"
         entry, counter, renew = cached, "hits", aged
         if not growth.unchanged:
             grown = self._grow(cached, growth, graph, user, collisions, saw)
@@ -349,9 +351,12 @@ class RecallCache:
         dim: int | None,
         collisions: Collisions,
         user_out: Iterable[tuple[Any, int]] | None = None,
+        reuse: Entry | None = None,
     ) -> Entry:
-        """A full read of the user, each Action read once (`user_out`: as `collect_owned` takes it)."""
-        reader = TurnReader(model, dim, Counter())
+        """A full read of the user, each Action read once (`user_out`: as `collect_owned` takes it;
+        `reuse`: an older entry whose turns are taken for the Actions it held, see `turn_reuse`)."""
+        old = None if reuse is None else TurnReuse.of(reuse.snapshot.turns, reuse.snapshot.turn_vectors)
+        reader = TurnReader(model, dim, Counter(), old)
         owned = collect_owned(user, collisions, graph.vertex, graph.abort, reader.add, user_out)
         return self._entry(owned, build_snapshot(owned, model, dim, graph.abort, reader), user, graph)
 

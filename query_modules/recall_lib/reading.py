@@ -20,6 +20,7 @@ from . import schema as s
 from .ownership import OwnedAction, OwnedFact, OwnedGraph, id_text
 from .passages import PASSAGE_CHARS, split_passages
 from .timeparse import to_utc
+from .turn_reuse import TurnReuse
 from .turn_table import Turn, TurnTable, time_order
 from .vector_rows import VectorCollector, VectorSet
 
@@ -154,14 +155,24 @@ class TurnReader:
     each stored vector is packed the moment it is read (see `vector_rows`), so neither the vectors'
     Python floats nor the Properties objects outlive their turn."""
 
-    def __init__(self, model: str, dim: int | None, malformed: Counter) -> None:
-        self.malformed, self.dim = malformed, dim
+    def __init__(
+        self, model: str, dim: int | None, malformed: Counter, reuse: TurnReuse | None = None
+    ) -> None:
+        """`reuse`: the turns an old entry read, taken instead of reading them again (`turn_reuse`)."""
+        self.malformed, self.dim, self.reuse = malformed, dim, reuse
         self.rows: list[tuple] = []  # TurnTable's columns, then the passages of a text longer than one
         self.collector = VectorCollector("message", model, dim, malformed)
         self.model = model
         self._vectored: list[bool] = []
 
     def add(self, item: OwnedAction, vertex: Any) -> None:
+        if self.reuse is not None and self.collector.pack is not None:
+            kept = self.reuse.row(item.vertex_id, item.action_id, item.session_id)
+            if kept is not None:
+                row, vectors = kept
+                self._vectored.append(self.collector.add_normalised(len(self.rows), vectors))
+                self.rows.append(row)
+                return
         props = vertex.properties
         fields = _turn_fields(props, self.malformed)
         if fields is None:

@@ -185,6 +185,12 @@ class TurnTable(Sequence[Turn]):
     def __iter__(self) -> Iterator[Turn]:
         return (self[i] for i in range(len(self)))
 
+    def fields(self, index: int) -> tuple:
+        """The i-th turn's columns as a plain tuple, in `COLUMNS` order (no `Turn` made: bulk reads)."""
+        if not 0 <= index < self._n:
+            raise IndexError("turn index out of range")
+        return tuple([column[index] for column in self._rows.columns])
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TurnTable):
             return NotImplemented
@@ -199,7 +205,9 @@ class TurnTable(Sequence[Turn]):
         return tuple(tuple(self.column(number)) for number in range(len(COLUMNS)))
 
     def passages(self, index: int) -> tuple[str, ...]:
-        return self.split.get(index) or (self.texts[index],)
+        if not 0 <= index < self._n:
+            raise IndexError("turn index out of range")
+        return self.split.get(index) or (self._rows.columns[6][index],)
 
     def order_keys(self) -> list[tuple]:
         """Each turn's `time_order` key."""

@@ -119,6 +119,17 @@ class VectorCollector:
         self.owner: list[int] = []
         self.passage: list[int] = []
         self.pack = _row_struct(dim).pack if dim else None
+        self._normalised: bytearray | None = None  # per row, 1 when added already normalised
+
+    def add_normalised(self, owner: int, rows: np.ndarray) -> bool:
+        """Add a unit's rows as an earlier build normalised them (float32, `dim` wide): kept bit for bit."""
+        if self._normalised is None:
+            self._normalised = bytearray(len(self.owner))
+        self.buffer += np.ascontiguousarray(rows, dtype=np.float32).data
+        self._normalised += b"\x01" * len(rows)
+        self.owner.extend([owner] * len(rows))
+        self.passage.extend(range(len(rows)))
+        return True
 
     def add(self, owner: int, stored_model: Any, vectors: Any, passages: int | None) -> bool:
         """Add a unit's vectors (`passages` rows, or one `embedding` row when None).
@@ -140,6 +151,8 @@ class VectorCollector:
                 self.buffer += _row_or_nan(row, len(row)).tobytes()
             self.owner.append(owner)
             self.passage.append(number)
+        if self._normalised is not None:
+            self._normalised += bytes(len(rows))
         return True
 
     def build(self) -> tuple[VectorSet, set[int]]:
@@ -151,6 +164,9 @@ class VectorCollector:
         owner = np.asarray(self.owner, dtype=np.int64)
         passage = np.asarray(self.passage, dtype=np.int64)
         norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))  # np.linalg.norm without its n x dim temporary
+        if self._normalised is not None:
+            norms[np.frombuffer(self._normalised, dtype=bool)] = 1.0  # x / 1.0 is x: kept as they were
+            self._normalised = None
         bad_rows = ~np.isfinite(norms) | (norms == 0)
         bad = set(owner[bad_rows].tolist())
         if bad:

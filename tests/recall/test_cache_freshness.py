@@ -76,9 +76,10 @@ def test_a_deleted_session_never_surfaces_even_from_a_warm_cache(rt):
     assert ask(rt, "ana") == rows  # what a full read gives
 
 
-def test_a_rebuild_after_a_deleted_session_reads_no_more_than_a_cold_build(rt, monkeypatch):
-    """The walk that finds the removal has read the User's out-edges: the build takes them as read.
-    (The directory's per-call sweep, a fixed share of other ids, is paused: it differs call by call.)"""
+def test_a_rebuild_after_a_deleted_session_reads_less_than_a_cold_build(rt, monkeypatch):
+    """The walk that finds the removal has read the User's out-edges: the build takes them as read, and
+    the turns the old entry held as they were (`turn_reuse`). (The directory's per-call sweep, a fixed
+    share of other ids, is paused: it differs call by call.)"""
     import sys
 
     from memgraph_recall.embedded import ApiCounts
@@ -94,7 +95,9 @@ def test_a_rebuild_after_a_deleted_session_reads_no_more_than_a_cold_build(rt, m
     rt.store.delete_vertex(vertex_of(rt, "Session", "session_id", "ana-s1"), detach=True)
     after_deletion = counted()
     rt.call("recall.invalidate", "ana")
-    assert after_deletion == counted()
+    cold = counted()
+    assert all(after_deletion[kind] <= cold[kind] for kind in cold), (after_deletion, cold)
+    assert after_deletion["properties"] < cold["properties"]  # the kept message is not read again
 
 
 def test_a_deleted_message_never_surfaces(rt):
