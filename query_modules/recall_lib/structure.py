@@ -166,42 +166,50 @@ def compare(
 
     Reads every holder, or with `only` just those (the rest are taken as the baseline has them).
     Order is not compared (Memgraph may reorder a vertex's edges when one is deleted), only id sets,
-    with an exact tuple comparison as the fast path.
+    with an exact tuple comparison as the fast path. The loop runs once per holder (thousands on a
+    bare call), so it reads each side by name rather than through a per-side table.
     """
-    changed: dict[str, dict[int, tuple[int, ...]]] = {"out_edges": {}, "in_edges": {}}  # ids read anew
+    changed_out: dict[int, tuple[int, ...]] = {}  # ids read anew
+    changed_in: dict[int, tuple[int, ...]] = {}
     out_added: dict[int, tuple[Any, ...]] = {}
     in_added: dict[int, tuple[Any, ...]] = {}
-    user_edges: tuple[Any, ...] | None = None
-    user_ids: tuple[int, ...] | None = None
-    holders = baseline.out_edges.keys() if only is None else [h for h in only if h in baseline.out_edges]
+    known_out, known_in = baseline.out_edges, baseline.in_edges
+    holders = known_out.keys() if only is None else [h for h in only if h in known_out]
     user_id = baseline.user  # the User's id as the baseline's read found it (`user.id` is an API call)
+    # The User's out-edges are kept as read: a build after a removal takes them (`Removal.user_out`).
+    user_edges = tuple(user.out_edges) if user_id in holders else None
+    user_ids = None if user_edges is None else _ids(user_edges)
     for count, holder in enumerate(holders):
         if count % 512 == 0:
             abort()
-        vertex = user if holder == user_id else lookup(holder)
-        if vertex is None:
-            return Removal(user_edges, user_ids)
-        for side, added in (("out_edges", out_added), ("in_edges", in_added)):
-            if holder == user_id and side == "out_edges":  # kept: a build after a removal reads them
-                user_edges = tuple(vertex.out_edges)
-                ids = user_ids = _ids(user_edges)
-            else:
-                ids = _ids(getattr(vertex, side))
-            known = getattr(baseline, side)[holder]
-            if ids == known:
-                continue
-            new = _added(known, ids, lambda v=vertex, k=side: getattr(v, k))
+        if holder == user_id:
+            vertex, out_ids = user, user_ids
+        else:
+            vertex = lookup(holder)
+            if vertex is None:
+                return Removal(user_edges, user_ids)
+            out_ids = _ids(vertex.out_edges)
+        if out_ids != known_out[holder]:
+            new = _added(known_out[holder], out_ids, lambda v=vertex: v.out_edges)
             if new is None:
                 return Removal(user_edges, user_ids)
-            changed[side][holder] = ids
+            changed_out[holder] = out_ids
             if new:
-                added[holder] = new
-    touched = changed["out_edges"].keys() | changed["in_edges"].keys()
+                out_added[holder] = new
+        in_ids = _ids(vertex.in_edges)  # after the out side: a removal there ends the walk unread
+        if in_ids != known_in[holder]:
+            new = _added(known_in[holder], in_ids, lambda v=vertex: v.in_edges)
+            if new is None:
+                return Removal(user_edges, user_ids)
+            changed_in[holder] = in_ids
+            if new:
+                in_added[holder] = new
+    touched = changed_out.keys() | changed_in.keys()
     if not touched:  # the usual call: the baseline stands as it is
         return Growth(baseline)
     read = Structure(
         -1,
-        {h: changed["out_edges"].get(h, baseline.out_edges[h]) for h in touched},
-        {h: changed["in_edges"].get(h, baseline.in_edges[h]) for h in touched},
+        {h: changed_out.get(h, known_out[h]) for h in touched},
+        {h: changed_in.get(h, known_in[h]) for h in touched},
     )
     return Growth(baseline.with_holders(read), out_added, in_added)
