@@ -14,7 +14,7 @@ needs (the user's structure as edge ids, the owned Actions). Freshness, per call
   own last read are read (`structure`). Unchanged -> warm; only grown (new sessions, messages, agent
   links) -> the new Actions are read and appended; new notes, ontologies or facts on the User -> facts
   re-read; anything else changed (an edge removed, a session with a new parent, a back-filled older
-  turn) -> a full build;
+  turn) -> a full build (after a removal, one that takes over the turns the entry held, `turn_reuse`);
 - older than `max_age` (`RECALL_CACHE_MAX_AGE`, 60 s): every holder is read whatever the signature
   says, and facts, entities, notes and ontologies are read again for the Actions held (facts and
   entities extracted later appear);
