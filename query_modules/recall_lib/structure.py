@@ -155,6 +155,25 @@ def _added(known: tuple[int, ...], now: tuple[int, ...], edges: Callable[[], Ite
     return tuple(edge for edge in edges() if edge.id not in old)
 
 
+def _recorded(
+    holder: int,
+    known: tuple[int, ...],
+    now: tuple[int, ...],
+    edges: Callable[[], Iterable[Any]],
+    changed: dict[int, tuple[int, ...]],
+    added: dict[int, tuple[Any, ...]],
+) -> bool:
+    """Note one side of `holder` read as `now` (differing from `known`) in `changed`, its new live edges
+    in `added`; False when an edge of `known` is gone (a removal)."""
+    new = _added(known, now, edges)
+    if new is None:
+        return False
+    changed[holder] = now
+    if new:
+        added[holder] = new
+    return True
+
+
 def compare(
     user: Any,
     baseline: Structure,
@@ -189,21 +208,15 @@ def compare(
             if vertex is None:
                 return Removal(user_edges, user_ids)
             out_ids = _ids(vertex.out_edges)
-        if out_ids != known_out[holder]:
-            new = _added(known_out[holder], out_ids, lambda v=vertex: v.out_edges)
-            if new is None:
-                return Removal(user_edges, user_ids)
-            changed_out[holder] = out_ids
-            if new:
-                out_added[holder] = new
+        if out_ids != known_out[holder] and not _recorded(
+            holder, known_out[holder], out_ids, lambda v=vertex: v.out_edges, changed_out, out_added
+        ):
+            return Removal(user_edges, user_ids)
         in_ids = _ids(vertex.in_edges)  # after the out side: a removal there ends the walk unread
-        if in_ids != known_in[holder]:
-            new = _added(known_in[holder], in_ids, lambda v=vertex: v.in_edges)
-            if new is None:
-                return Removal(user_edges, user_ids)
-            changed_in[holder] = in_ids
-            if new:
-                in_added[holder] = new
+        if in_ids != known_in[holder] and not _recorded(
+            holder, known_in[holder], in_ids, lambda v=vertex: v.in_edges, changed_in, in_added
+        ):
+            return Removal(user_edges, user_ids)
     touched = changed_out.keys() | changed_in.keys()
     if not touched:  # the usual call: the baseline stands as it is
         return Growth(baseline)
