@@ -417,7 +417,7 @@ class RecallCache:
                 elif edge.type.name == s.HAS_AGENT and holder in sessions:
                     to_expand.setdefault(holder, edge.from_vertex)
         skipped: Counter = Counter()
-        expand_sessions(to_expand, sessions, holders, candidates, skipped, graph.abort)
+        expand_sessions(to_expand, sessions, holders, candidates.add, skipped, graph.abort)
         new = candidates.without(cached.owned_actions)
         if len(new):
             saw(max(new.sessions))  # the directory reads up to the newest, however many ids are missing

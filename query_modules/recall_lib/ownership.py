@@ -309,14 +309,15 @@ def expand_sessions(
     sessions: Mapping[int, Any],
     session_ids: Container[int],
     holders: dict[int, str | None],
-    candidates: Candidates,
+    found: Callable[[Any, str | None, int], None],
     skipped: Counter,
     abort: Callable[[], None] = _no_abort,
     out_edge_ids: dict[int, tuple[int, ...]] | None = None,
 ) -> None:
     """Add the user's `sessions` (vertex id -> Session) and their Agents to `holders` (vertex id ->
-    session id), and the Actions under them to `candidates`; `out_edge_ids` (when given) gets each
-    holder's out-edge ids.
+    session id), and hand each Action under them to `found` (the Action, the session it stands for,
+    the HAS_ACTION edge's id: `Candidates.add` or `Admission.found`); `out_edge_ids` (when given) gets
+    each holder's out-edge ids.
 
     One pass over each session's edges; each Agent is expanded once (an SDK Agent shared by thousands
     of sessions would otherwise be walked once per session).
@@ -336,7 +337,7 @@ def expand_sessions(
         agents = []
         for name, edge_id, target in out_edges_of(session, _SESSION_CHILDREN, ids_of(session_id)):
             if name == s.HAS_ACTION:
-                candidates.add(target, sid, edge_id)
+                found(target, sid, edge_id)
             else:
                 agents.append(target)
         for agent in agents:
@@ -348,7 +349,7 @@ def expand_sessions(
                 continue
             holders[agent.id] = sid
             for _, edge_id, action in out_edges_of(agent, (s.HAS_ACTION,), ids_of(agent.id)):
-                candidates.add(action, agent_action_session(action, sid), edge_id)
+                found(action, agent_action_session(action, sid), edge_id)
     if out_edge_ids is not None:
         for holder_id, ids in out_edge_ids.items():
             out_edge_ids[holder_id] = tuple(ids)
@@ -368,38 +369,89 @@ def admit_actions(
     *,
     also_owned: Container[int] = frozenset(),
     visit: ActionVisit | None = None,
-    chunks: dict[int, tuple[Any, ...]] | None = None,
 ) -> list[OwnedAction]:
     """The `candidates` that are the user's Actions (`action_skip`, then `action_id_skip` against the
-    candidates that passed and `also_owned`). Each is checked on the vertex the walk handed out:
-    `visit` reads it then, and `chunks` (when given) gets its HAS_CHUNK targets (vertices of the
-    calling transaction)."""
-    passed: list[OwnedAction] = []
+    candidates that passed and `also_owned`), each checked on the vertex the walk handed out (`visit`
+    reads it then): the growth of a cached user, whose holders are all known before its candidates."""
+    admission = Admission(holders, skipped, visit)
     for count, (vertex_id, session_id) in enumerate(candidates.sessions.items()):
         if count % _ABORT_EVERY == 0:
             abort()
-        action = candidates.vertices[vertex_id]
-        reason, action_id = action_check(action, holders, candidates.edges[vertex_id])
+        admission.check(candidates.vertices[vertex_id], session_id, candidates.edges[vertex_id], final=True)
+    return admission.finish(collisions, also_owned)
+
+
+class Admission:
+    """Admits Actions the moment a walk finds them (`found`), so a cold build holds no candidate list:
+    100k vertex objects and edge-id lists kept alive until the walk ends were ~200k more objects for
+    every young collection to move and every full one to walk.
+
+    An Action passes `action_check` against the holders accepted so far (`holders`, filled by the walk,
+    and the user's Sessions, all known before it); holders only grow, so a pass stays a pass. One that
+    fails may be under an Agent the walk has not reached yet: it is checked again, with every edge it
+    was found through, by `finish`, which also applies the collision rule. `chunks` (when given) gets
+    each admitted Action's HAS_CHUNK targets (vertices of the calling transaction)."""
+
+    def __init__(
+        self,
+        holders: Container[int],
+        skipped: Counter,
+        visit: ActionVisit | None = None,
+        chunks: dict[int, tuple[Any, ...]] | None = None,
+        abort: Callable[[], None] = _no_abort,
+    ) -> None:
+        self.holders, self.skipped, self.visit, self.chunks = holders, skipped, visit, chunks
+        self.abort = abort
+        self.passed: list[OwnedAction] = []
+        self.seen: set[int] = set()
+        self.deferred = Candidates()
+
+    def found(self, action: Any, session_id: str | None, edge_id: int) -> None:
+        """The walk reached `action` through the HAS_ACTION edge `edge_id` of a holder standing for
+        `session_id` (the first found wins)."""
+        vertex_id = action.id
+        if vertex_id in self.seen:
+            if vertex_id in self.deferred.sessions:
+                self.deferred.add(action, session_id, edge_id)
+            return
+        if len(self.seen) % _ABORT_EVERY == 0:
+            self.abort()
+        self.seen.add(vertex_id)
+        if not self.check(action, session_id, (edge_id,), final=False):
+            self.deferred.add(action, session_id, edge_id)
+
+    def check(self, action: Any, session_id: str | None, known: Container[int], final: bool) -> bool:
+        """Admit `action` when it passes; a failure counts in `skipped` only when `final`."""
+        reason, action_id = action_check(action, self.holders, known)
         if reason:
-            skipped[reason] += 1
-            continue
-        item = OwnedAction(action_id, session_id, vertex_id)
-        passed.append(item)
-        if visit is not None:
-            visit(item, action)
-        if chunks is not None:
+            if final:
+                self.skipped[reason] += 1
+            return False
+        item = OwnedAction(action_id, session_id, action.id)
+        self.passed.append(item)
+        if self.visit is not None:
+            self.visit(item, action)
+        if self.chunks is not None:
             found = [target for _, _, target in out_edges_of(action, (s.HAS_CHUNK,))]
             if found:
-                chunks[vertex_id] = tuple(found)
-    owned = _Either({item.vertex_id for item in passed}, also_owned)
-    admitted = []
-    for item in passed:
-        reason = action_id_skip(item.action_id, item.vertex_id, collisions, owned)
-        if reason:
-            skipped[reason] += 1
-        else:
-            admitted.append(item)
-    return admitted
+                self.chunks[item.vertex_id] = tuple(found)
+        return True
+
+    def finish(self, collisions: Collisions, also_owned: Container[int] = frozenset()) -> list[OwnedAction]:
+        """The admitted Actions, deferred ones checked again, minus those the collision rule turns away
+        (against every Action that passed and `also_owned`)."""
+        deferred, self.deferred = self.deferred, Candidates()
+        for vertex_id, session_id in deferred.sessions.items():
+            self.check(deferred.vertices[vertex_id], session_id, deferred.edges[vertex_id], final=True)
+        owned = _Either({item.vertex_id for item in self.passed}, also_owned)
+        admitted = []
+        for item in self.passed:
+            reason = action_id_skip(item.action_id, item.vertex_id, collisions, owned)
+            if reason:
+                self.skipped[reason] += 1
+            else:
+                admitted.append(item)
+        return admitted
 
 
 class _Either:
@@ -453,15 +505,13 @@ def collect_owned(
         else:
             sessions[session.id] = session
     owned.sessions = set(sessions)
-    candidates = Candidates()
+    chunks: dict[int, tuple[Any, ...]] = {}
+    admission = Admission(_Either(owned.sessions, owned.holders), owned.skipped, visit, chunks, abort)
     expand_sessions(
-        sessions, owned.sessions, owned.holders, candidates, owned.skipped, abort, owned.out_edge_ids
+        sessions, owned.sessions, owned.holders, admission.found, owned.skipped, abort, owned.out_edge_ids
     )
     owned.out_edge_ids[user.id] = tuple(user_edges)
-    chunks: dict[int, tuple[Any, ...]] = {}
-    owned.actions = admit_actions(
-        candidates, owned.holders, collisions, owned.skipped, abort, visit=visit, chunks=chunks
-    )
+    owned.actions = admission.finish(collisions)
     collect_entities_and_facts(owned, abort, chunks)
     owned.notes = owned_notes(user, owned.skipped)
     owned.ontologies = owned_ontologies(user)

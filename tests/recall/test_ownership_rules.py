@@ -123,6 +123,38 @@ def test_an_action_counts_only_under_the_users_holders_and_with_an_id():
     assert action_skip(g.v("Chunk"), {mine.id}) == "action_link_to_a_non_action"
 
 
+def test_an_action_found_before_its_agent_is_admitted_once_the_agent_is_the_users():
+    """The cold walk admits an Action the moment it finds it; one under a session and an Agent the walk
+    has not reached yet is checked again at the end (`Admission`), read once, counted nowhere."""
+    g, ann, bob, mine, theirs = two_users()
+    later = g.v("Session", session_id="s3")
+    g.e(ann, "HAD_SESSION", later)
+    agent = g.v("Agent")
+    g.e(later, "HAS_AGENT", agent)
+    both = g.v("Action", action_id="a1", text="in a session and by its agent")
+    g.e(mine, "HAS_ACTION", both)  # found first, from `mine`, before `later`'s agent is accepted
+    g.e(agent, "HAS_ACTION", both)
+    visited = []
+    owned = collect_owned(ann, g.collisions(), g.lookup, visit=lambda item, vertex: visited.append(item))
+    assert [(a.action_id, a.session_id) for a in owned.actions] == [("a1", "s1")]  # the first found wins
+    assert [a.action_id for a in visited] == ["a1"] and not owned.skipped
+    g.e(theirs, "HAS_AGENT", agent)  # the agent is now shared: the action is no one's
+    owned = collect_owned(ann, g.collisions(), g.lookup)
+    assert owned.actions == []
+    assert owned.skipped == {"agent_shared_with_another_user": 1, "action_under_another_users_session": 1}
+
+
+def test_an_action_under_another_users_session_is_refused_and_counted_once():
+    g, ann, bob, mine, theirs = two_users()
+    shared = g.v("Action", action_id="a1", text="two parents")
+    g.e(mine, "HAS_ACTION", shared)
+    g.e(theirs, "HAS_ACTION", shared)
+    visited = []
+    owned = collect_owned(ann, g.collisions(), g.lookup, visit=lambda item, vertex: visited.append(item))
+    assert owned.actions == [] and visited == []
+    assert owned.skipped == {"action_under_another_users_session": 1}
+
+
 def test_an_action_id_held_outside_the_user_belongs_to_neither():
     g, ann, bob, mine, theirs = two_users()
     own, foreign = g.v("Action", action_id="x", text="mine"), g.v("Action", action_id="x", text="theirs")
