@@ -364,10 +364,12 @@ class RecallCache:
         structure = read_structure(user, graph.vertex, owned.holders, owned.out_edge_ids)
         if structure is None:
             raise RuntimeError("a session or agent vanished while the user was read")
+        held = owned.actions
         actions: dict[str, int] = {}
-        for item in owned.actions:
-            actions.setdefault(item.action_id, item.vertex_id)
-        owned_actions = {a.vertex_id: (a.action_id, a.session_id) for a in owned.actions}
+        for action_id, vertex_id in zip(held.action_ids, held.vertex_ids, strict=True):
+            actions.setdefault(action_id, vertex_id)
+        sides = zip(held.action_ids, held.session_ids, strict=True)
+        owned_actions = dict(zip(held.vertex_ids, sides, strict=True))
         sessions = frozenset(owned.sessions)
         entry = Entry(
             snapshot, structure, dict(owned.holders), sessions, actions, owned_actions, self.clock()

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -199,7 +200,8 @@ class TurnReader:
         rows = [rows[i] for i in order]
         without = len(rows) - with_vectors + bad_kept if self.dim is not None else len(rows)
         split = {i: row[7] for i, row in enumerate(rows) if row[7] is not None and row[7] != (row[6],)}
-        columns = list(zip(*rows, strict=True))[:7] if rows else []  # TurnTable copies them once
+        # Column by column: `zip(*rows)` would hold an iterator per row, 100k objects for the collector.
+        columns = [list(map(itemgetter(k), rows)) for k in range(7)] if rows else []
         return TurnTable(*columns, split=split), vectors, without, vectors.without_rows(len(rows))
 
 

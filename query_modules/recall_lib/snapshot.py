@@ -219,13 +219,13 @@ def build_snapshot(
         )
     else:
         malformed.update(reader.malformed)
-        turns, turn_vectors, without, turns_awaiting = reader.finish({a.vertex_id for a in owned.actions})
+        turns, turn_vectors, without, turns_awaiting = reader.finish(set(owned.actions.vertex_ids))
     part, awaiting = read_fact_part(owned, model, dim, malformed)
     abort()
     turn_filter = FilterArrays.of(turns.timestamps, turns.session_ids)
     turn_facts, participants = _turn_facts(turns, turn_filter), _participants(turns.speakers)
     turn_by_action = {action_id: i for i, action_id in enumerate(turns.action_ids)}
-    sessions = {a.action_id: a.session_id for a in owned.actions}
+    sessions = dict(zip(owned.actions.action_ids, owned.actions.session_ids, strict=True))
     fact_filter, fact_types = _fact_derived(part.facts, turns, turn_by_action, sessions)
     return UserSnapshot(
         user_vertex_id=owned.user.id,

@@ -3,6 +3,7 @@ and the walk down, growth and the upward check all apply it. Removing any single
 `recall_lib.ownership` makes a test here fail; the hypothesis oracle (test_recall_scoping) checks the
 whole set end to end."""
 
+import gc
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,6 +12,7 @@ from recall_lib.directory import Directory
 from recall_lib.ownership import (
     Candidates,
     Collisions,
+    OwnedAction,
     Upward,
     action_id_skip,
     action_skip,
@@ -153,6 +155,18 @@ def test_an_action_under_another_users_session_is_refused_and_counted_once():
     owned = collect_owned(ann, g.collisions(), g.lookup, visit=lambda item, vertex: visited.append(item))
     assert owned.actions == [] and visited == []
     assert owned.skipped == {"action_under_another_users_session": 1}
+
+
+def test_a_walk_keeps_its_actions_as_columns_not_as_objects_the_collector_tracks():
+    """The collector never untracks a tuple subclass: holding an `OwnedAction` per Action through a
+    100k-message build moved 100k objects to the old generation (a full collection per build)."""
+    g, ann, bob, mine, theirs = two_users()
+    for i in range(300):
+        g.e(mine, "HAS_ACTION", g.v("Action", action_id=f"a{i}", text="hi"))
+    owned = collect_owned(ann, g.collisions(), g.lookup, visit=lambda item, vertex: None)
+    seventh = mine.out_edges[7].to_vertex.id
+    assert len(owned.actions) == 300 and owned.actions[7] == OwnedAction("a7", "s1", seventh)
+    assert not any(type(o) is OwnedAction for o in gc.get_objects())
 
 
 def test_an_action_id_held_outside_the_user_belongs_to_neither():
