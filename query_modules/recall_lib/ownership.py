@@ -414,7 +414,8 @@ def admit_actions(
     for count, (vertex_id, session_id) in enumerate(candidates.sessions.items()):
         if count % _ABORT_EVERY == 0:
             abort()
-        admission.check(candidates.vertices[vertex_id], session_id, candidates.edges[vertex_id], final=True)
+        action, known = candidates.vertices[vertex_id], candidates.edges[vertex_id]
+        admission.check(action, vertex_id, session_id, known, final=True)
     return admission.finish(collisions, also_owned)
 
 
@@ -454,17 +455,18 @@ class Admission:
         if len(self.seen) % _ABORT_EVERY == 0:
             self.abort()
         self.seen.add(vertex_id)
-        if not self.check(action, session_id, (edge_id,), final=False):
+        if not self.check(action, vertex_id, session_id, (edge_id,), final=False):
             self.deferred.add(action, session_id, edge_id)
 
-    def check(self, action: Any, session_id: str | None, known: Container[int], final: bool) -> bool:
+    def check(
+        self, action: Any, vertex_id: int, session_id: str | None, known: Container[int], final: bool
+    ) -> bool:
         """Admit `action` when it passes; a failure counts in `skipped` only when `final`."""
         reason, action_id = action_check(action, self.holders, known)
         if reason:
             if final:
                 self.skipped[reason] += 1
             return False
-        vertex_id = action.id
         self.passed.add(action_id, session_id, vertex_id)
         if self.visit is not None:
             self.visit(OwnedAction(action_id, session_id, vertex_id), action)
@@ -479,7 +481,8 @@ class Admission:
         (against every Action that passed and `also_owned`)."""
         deferred, self.deferred = self.deferred, Candidates()
         for vertex_id, session_id in deferred.sessions.items():
-            self.check(deferred.vertices[vertex_id], session_id, deferred.edges[vertex_id], final=True)
+            action, known = deferred.vertices[vertex_id], deferred.edges[vertex_id]
+            self.check(action, vertex_id, session_id, known, final=True)
         passed = self.passed
         owned = _Either(set(passed.vertex_ids), also_owned)
         admitted = OwnedActions()
