@@ -55,7 +55,6 @@ from .layered import Layered
 from .ownership import (
     Candidates,
     Collisions,
-    OwnedAction,
     OwnedGraph,
     admit_actions,
     agent_action_session,
@@ -460,7 +459,7 @@ class RecallCache:
                 return None
             if graph.vertex(vertex_id) is None:
                 return None
-            owned.actions.append(OwnedAction(action_id, session_id, vertex_id))
+            owned.actions.add(action_id, session_id, vertex_id)
         collect_entities_and_facts(owned, graph.abort)
         owned.notes = owned_notes(user, owned.skipped)
         owned.ontologies = owned_ontologies(user)

@@ -218,12 +218,10 @@ class OwnedActions(Sequence[OwnedAction]):
 
     __slots__ = ("action_ids", "session_ids", "vertex_ids")
 
-    def __init__(self, items: Iterable[OwnedAction] = ()) -> None:
+    def __init__(self) -> None:
         self.action_ids: list[str] = []
         self.session_ids: list[str | None] = []
         self.vertex_ids: list[int] = []
-        for item in items:
-            self.append(item)
 
     def columns(self) -> tuple[list[str], list[str | None], list[int]]:
         return self.action_ids, self.session_ids, self.vertex_ids
@@ -232,9 +230,6 @@ class OwnedActions(Sequence[OwnedAction]):
         self.action_ids.append(action_id)
         self.session_ids.append(session_id)
         self.vertex_ids.append(vertex_id)
-
-    def append(self, item: OwnedAction) -> None:
-        self.add(*item)
 
     def __len__(self) -> int:
         return len(self.vertex_ids)
