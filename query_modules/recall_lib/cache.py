@@ -70,7 +70,15 @@ from .ownership import (
 from .pickup import pick_up
 from .reading import TurnReader
 from .snapshot import UserSnapshot, build_snapshot, read_fact_part, with_fact_part, with_new_turns
-from .structure import Growth, Removal, Signature, Structure, compare, read_holders, read_structure
+from .structure import (
+    Growth,
+    PassedSignatures,
+    Removal,
+    Structure,
+    compare,
+    read_holders,
+    read_structure,
+)
 from .turn_reuse import TurnReuse
 
 DEFAULT_BYTES = 1 << 30
@@ -276,7 +284,7 @@ class RecallCache:
         model: str,
         dim: int | None,
         fresh: bool = False,
-        signature: Mapping[int, Signature] | None = None,
+        signature: PassedSignatures | None = None,
     ) -> Entry:
         """The user's current entry for `model`: cached, grown, renewed, with vectors picked up, or built
         (`fresh`: built, whatever is cached). `signature`: the fast call shape's holder signatures.
@@ -309,7 +317,7 @@ class RecallCache:
         model: str,
         dim: int | None,
         collisions: Collisions,
-        signature: Mapping[int, Signature] | None,
+        signature: PassedSignatures | None,
         saw: Callable[[int], None],
     ) -> tuple[Entry, str]:
         aged = self.clock() - cached.built_at > self.settings.max_age

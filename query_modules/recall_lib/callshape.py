@@ -21,6 +21,7 @@ from typing import Any
 
 from . import schema as s
 from .ownership import id_text, labels_of
+from .structure import PassedSignatures
 
 FAST_SHAPE_KEYS = ("users", "metas", "holders", "degrees", "id_sums")
 EXPECTED = "a user_id string, a :User node or the fast call shape's map"
@@ -33,7 +34,7 @@ class UserRef:
     user_id: str | None = None  # the string form: recall looks the User up
     vertex: Any = None  # the node forms: the live User vertex
     metas: tuple[Any, ...] | None = None  # the fast shape's RecallMeta vertices (None: not that shape)
-    signature: Mapping[int, tuple[int, int]] | None = None  # holder id -> (degree, id sum)
+    signature: PassedSignatures | None = None  # each holder's (degree, id sum), as the caller claims
     absent: bool = False  # the fast shape found no User with the user_id
 
     @property
@@ -85,7 +86,7 @@ def _fast_shape(shape: Mapping, max_holders: int) -> UserRef:
         names = ("holders", "degrees", "id_sums")
         sizes = ", ".join(f"{name} {len(c)}" for name, c in zip(names, columns, strict=True))
         raise ValueError(f"user: holders, degrees and id_sums must be lists of one length, got {sizes}")
-    signature = dict(zip(columns[0], zip(columns[1], columns[2], strict=True), strict=True))
+    signature = PassedSignatures(*map(tuple, columns))
     first = users[0] if users else None
     return UserRef(vertex=first, metas=tuple(metas), signature=signature, absent=not users)
 
