@@ -135,11 +135,15 @@ def run_lanes(
             hits["entity_facts"] = entity_facts(
                 snapshot, hits["entities"], fact_ok, settings.edges_per_entity
             )
+        fact_scores = fact_cosines(snapshot, query) if {"facts", "user_facts"} & wanted else None
         if "facts" in wanted:
-            fact_pool = list(facts_lane(snapshot, query, fact_ok, max(settings.facts_k, depth), settings))
+            pool = facts_lane(snapshot, query, fact_scores, fact_ok, max(settings.facts_k, depth), settings)
+            fact_pool = list(pool)
             hits["facts"] = tuple(fact_pool[: settings.facts_k])
         if "user_facts" in wanted:
-            hits["user_facts"] = user_facts_lane(snapshot, query, fact_ok, settings, embed_types)
+            hits["user_facts"] = user_facts_lane(
+                snapshot, query, fact_scores, fact_ok, settings, embed_types
+            )
     elif "text" in wanted:
         text_hits = [
             Hit("text", rank, c.score, c.turn) for rank, c in enumerate(candidates.get("text", []), 1)
@@ -247,9 +251,15 @@ def fact_mask(snapshot: UserSnapshot, settings: RecallConfig) -> np.ndarray:
 
 # -- vector search -------------------------------------------------------------------------------
 def top_items(
-    vectors: VectorSet, query: np.ndarray, allowed: np.ndarray | None, k: int, min_score: float | None
+    vectors: VectorSet,
+    query: np.ndarray,
+    allowed: np.ndarray | None,
+    k: int,
+    min_score: float | None,
+    scores: np.ndarray | None = None,
 ) -> list[tuple[int, float, int]]:
-    """The `k` items with the best passage cosine: (item, score, passage), best first.
+    """The `k` items with the best passage cosine: (item, score, passage), best first. `scores`: every
+    row's cosine with `query` when the caller has it already (two lanes rank the facts; not changed).
 
     Exact: every row of the user's vectors is scored. Ties go to the lower item index, and within an
     item to its first passage reaching the best score. Only the best rows are sorted: the first `k`
@@ -258,7 +268,7 @@ def top_items(
     """
     if k <= 0 or len(vectors) == 0:
         return []
-    scores = vectors.matrix @ query
+    scores = vectors.matrix @ query if scores is None else scores
     if allowed is not None and not allowed.all():
         scores = np.where(allowed[vectors.owner], scores, -np.inf)
     if min_score is not None:
@@ -330,11 +340,23 @@ def entities_lane(snapshot: UserSnapshot, query: np.ndarray, settings: RecallCon
     return tuple(Hit("entities", rank, score, item) for rank, (item, score, _) in enumerate(found, 1))
 
 
+def fact_cosines(snapshot: UserSnapshot, query: np.ndarray) -> np.ndarray | None:
+    """Each fact vector row's cosine with the question: both fact lanes rank by it, computed once."""
+    vectors = snapshot.fact_vectors
+    return vectors.matrix @ query if len(vectors) else None
+
+
 def facts_lane(
-    snapshot: UserSnapshot, query: np.ndarray, fact_ok: np.ndarray, k: int, settings: RecallConfig
+    snapshot: UserSnapshot,
+    query: np.ndarray,
+    fact_scores: np.ndarray | None,
+    fact_ok: np.ndarray,
+    k: int,
+    settings: RecallConfig,
 ) -> tuple[Hit, ...]:
-    """The `k` facts nearest the question: an extracted sentence states plainly what a turn implies."""
-    found = top_items(snapshot.fact_vectors, query, fact_ok, k, settings.min_score)
+    """The `k` facts nearest the question (`fact_scores`: `fact_cosines`): an extracted sentence states
+    plainly what a turn implies."""
+    found = top_items(snapshot.fact_vectors, query, fact_ok, k, settings.min_score, fact_scores)
     return tuple(Hit("facts", rank, score, item) for rank, (item, score, _) in enumerate(found, 1))
 
 
@@ -363,6 +385,7 @@ def _confidence_hit(snapshot: UserSnapshot, lane: str, rank: int, fact: int, via
 def user_facts_lane(
     snapshot: UserSnapshot,
     query: np.ndarray,
+    fact_scores: np.ndarray | None,
     fact_ok: np.ndarray,
     settings: RecallConfig,
     embed_types: Callable[[Sequence[str]], np.ndarray],
@@ -385,7 +408,10 @@ def user_facts_lane(
     return tuple(
         Hit("user_facts", rank, score, item, via=f"type {snapshot.facts[item].type}")
         for rank, (item, score, _) in enumerate(
-            top_items(snapshot.fact_vectors, query, allowed, settings.user_facts_k, settings.min_score), 1
+            top_items(
+                snapshot.fact_vectors, query, allowed, settings.user_facts_k, settings.min_score, fact_scores
+            ),
+            1,
         )
     )
 

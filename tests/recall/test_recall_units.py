@@ -63,6 +63,9 @@ def test_top_items_matches_a_brute_force_ranking(levels, k, grouped, min_score, 
     found = top_items(vs, query, allowed, k, min_score)
     assert [(item, passage) for item, _, passage in found] == [(o, first_best[o]) for o in expected]
     assert [score for _, score, _ in found] == [best[o] for o in expected]
+    given_scores = scores.copy()
+    assert top_items(vs, query, allowed, k, min_score, given_scores) == found  # cosines given
+    assert np.array_equal(given_scores, scores)  # and left as given for the other lane
 
 
 def test_classify_stored_vectors():
