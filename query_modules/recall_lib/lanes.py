@@ -8,6 +8,7 @@ item's position in the snapshot (turns are in time order), so the same question 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
+from itertools import islice
 
 import numpy as np
 
@@ -368,7 +369,8 @@ def entity_facts(
     seen: set[int] = set()
     for hit in entity_hits:
         entity = snapshot.entities[hit.index]
-        chosen = [f for f in entity.facts if fact_ok[f] and f not in seen][:per_entity]
+        # the first `per_entity` only: an entity named in thousands of facts is not scanned to the end
+        chosen = list(islice((f for f in entity.facts if fact_ok[f] and f not in seen), per_entity))
         for f in chosen:
             seen.add(f)
             via = f'entity "{entity.text}"'

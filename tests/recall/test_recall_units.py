@@ -156,3 +156,25 @@ def test_query_instruction_goes_on_questions_only():
         "lives in: where a person lives",
         "plain",
     ]
+
+
+@given(st.lists(st.booleans(), min_size=0, max_size=30), st.integers(0, 5), st.integers(0, 30))
+def test_entity_facts_take_each_entitys_first_allowed_unseen_facts(allowed, per_entity, shared):
+    """Two entity hits over one fact list: each takes, in its order, the first `per_entity` facts the
+    filters allow and the earlier hit did not take (a hub entity is not scanned past them)."""
+    from types import SimpleNamespace
+
+    from recall_lib.lanes import Hit, entity_facts
+
+    n = len(allowed)
+    facts = [SimpleNamespace(confidence=0.5) for _ in range(n)]
+    first = SimpleNamespace(text="a", facts=tuple(range(n)))
+    second = SimpleNamespace(text="b", facts=tuple(range(min(shared, n))))
+    snapshot = SimpleNamespace(entities=(first, second), facts=facts)
+    hits = [Hit("entities", 1, 0.9, 0), Hit("entities", 2, 0.8, 1)]
+    found = entity_facts(snapshot, hits, np.array(allowed, dtype=bool), per_entity)
+    ok = [f for f in range(n) if allowed[f]]
+    taken_first = ok[:per_entity]
+    taken_second = [f for f in ok if f < min(shared, n) and f not in taken_first][:per_entity]
+    assert [h.index for h in found] == taken_first + taken_second
+    assert [h.rank for h in found] == list(range(1, len(found) + 1))
