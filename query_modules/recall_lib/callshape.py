@@ -10,8 +10,8 @@ Three shapes, checked here before any work:
   holder (the User, its Sessions, their Agents) its vertex id in `holders` with its degree and the sum of
   its edge ids in `degrees` and `id_sums` (what Python's mgp cannot read without walking every edge).
 
-The signature is the caller's claim, never stored: recall compares it with what it read itself
-(`structure.Structure.signatures`) and reads the holders that differ. A forged one can only make its
+The signature is the caller's claim, never a baseline: recall compares it with what it read itself
+(`structure.Structure.differing`) and reads the holders that differ. A forged one can only make its
 own call answer from the cache as it stands.
 """
 
