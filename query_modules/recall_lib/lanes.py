@@ -138,8 +138,9 @@ def run_lanes(
             )
         fact_scores = fact_cosines(snapshot, query) if {"facts", "user_facts"} & wanted else None
         if "facts" in wanted:
-            pool = facts_lane(snapshot, query, fact_scores, fact_ok, max(settings.facts_k, depth), settings)
-            fact_pool = list(pool)
+            fact_pool = list(
+                facts_lane(snapshot, query, fact_scores, fact_ok, max(settings.facts_k, depth), settings)
+            )
             hits["facts"] = tuple(fact_pool[: settings.facts_k])
         if "user_facts" in wanted:
             hits["user_facts"] = user_facts_lane(

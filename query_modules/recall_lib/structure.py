@@ -69,11 +69,8 @@ class Structure:
         compares three lists in C instead of building a map of thousands of pairs."""
         if self.__dict__.get("_agreeing") == passed:
             return set()
-        signatures, claimed = self.signatures, passed.as_map()
-        if claimed == signatures:
-            found = set()
-        else:
-            found = {holder for holder, mine in signatures.items() if claimed.get(holder) != mine}
+        claimed = passed.as_map()
+        found = {holder for holder, mine in self.signatures.items() if claimed.get(holder) != mine}
         if not found:
             self.__dict__["_agreeing"] = passed  # frozen: set as `cached_property` sets its value
         return found
