@@ -23,7 +23,7 @@ importing mgp, so it is testable on small fakes.
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any, NamedTuple
 
 from . import schema as s
@@ -151,19 +151,27 @@ def mention_skip(edge: Any, action_ids: Container[str], entity: Any = None) -> s
     return None
 
 
-def fact_ends(edge: Any, user_id: int) -> tuple[bool, bool, tuple[Any, Any]] | None:
+def fact_ends(
+    edge: Any, user_id: int, holder: Any = None, holder_is_head: bool = True
+) -> tuple[bool, bool, tuple[Any, Any]] | None:
     """(head is the User, tail is the User, (head, tail)) of a fact edge, each end handed out once;
-    None when an end is neither the User nor an entity, or both are the User."""
-    vertices = (edge.from_vertex, edge.to_vertex)
-    ends = []
-    for vertex in vertices:
+    None when an end is neither the User nor an entity, or both are the User. `holder`: the end the
+    caller reached the edge from (its head when `holder_is_head`), the User or an entity that passed
+    the structural-label rule already: that end is neither handed out nor read again."""
+    ends, vertices = [], []
+    for position, is_head in enumerate((True, False)):
+        if holder is not None and is_head == holder_is_head:
+            vertex = holder
+        else:
+            vertex = edge.from_vertex if position == 0 else edge.to_vertex
+        vertices.append(vertex)
         if vertex.id == user_id:
             ends.append(True)
-        elif labels_of(vertex) & s.STRUCTURAL_LABELS:
+        elif vertex is not holder and labels_of(vertex) & s.STRUCTURAL_LABELS:
             return None
         else:
             ends.append(False)
-    return None if ends[0] and ends[1] else (ends[0], ends[1], vertices)
+    return None if ends[0] and ends[1] else (ends[0], ends[1], (vertices[0], vertices[1]))
 
 
 # -- the collision rule's view of the graph ---------------------------------------------------------
@@ -596,14 +604,15 @@ def collect_entities_and_facts(
     for count, holder in enumerate([owned.user, *owned.entities]):
         if count % _ABORT_EVERY == 0:
             abort()
-        for edge in (*holder.out_edges, *holder.in_edges):
+        edges = chain(zip(holder.out_edges, repeat(True)), zip(holder.in_edges, repeat(False)))
+        for edge, holder_is_head in edges:
             if edge.id in seen or edge.type.name in s.STRUCTURAL_TYPES:
                 continue
             seen.add(edge.id)
             source_id = id_text(edge.properties.get(s.SOURCE_ID))
             if source_id is None or source_id not in action_ids:
                 continue
-            ends = fact_ends(edge, user_id)
+            ends = fact_ends(edge, user_id, holder, holder_is_head)
             if ends is None:
                 owned.skipped["fact_with_a_foreign_end"] += 1
             else:

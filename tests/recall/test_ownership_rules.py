@@ -236,3 +236,37 @@ def test_entities_come_by_a_mention_citing_the_users_action_and_facts_by_source_
         owned.skipped["entity_with_structural_label"] == 1 and owned.skipped["fact_with_a_foreign_end"] == 1
     )
     assert fact_ends(g.e(ann, "SELF", ann), ann.id) is None  # a fact needs an entity on one end
+
+
+class EndCountingEdge:
+    """A fact edge that counts how often each end is handed out."""
+
+    def __init__(self, head: Any, tail: Any) -> None:
+        self.head, self.tail, self.handed = head, tail, Counter()
+
+    @property
+    def from_vertex(self) -> Any:
+        self.handed["head"] += 1
+        return self.head
+
+    @property
+    def to_vertex(self) -> Any:
+        self.handed["tail"] += 1
+        return self.tail
+
+
+def test_fact_ends_hands_out_only_the_end_the_caller_did_not_arrive_from():
+    g, ann, _, _, _ = two_users()
+    zoe, ghost = g.v(text="Zoe"), g.v("Session")
+    from_user = EndCountingEdge(ann, zoe)
+    assert fact_ends(from_user, ann.id, ann, holder_is_head=True) == (True, False, (ann, zoe))
+    assert from_user.handed == Counter(tail=1)
+    into_zoe = EndCountingEdge(ann, zoe)
+    assert fact_ends(into_zoe, ann.id, zoe, holder_is_head=False) == (True, False, (ann, zoe))
+    assert into_zoe.handed == Counter(head=1)
+    # the end read is still held to the rules: a structural vertex or the User on both ends is no fact
+    assert fact_ends(EndCountingEdge(zoe, ghost), ann.id, zoe, holder_is_head=True) is None
+    assert fact_ends(EndCountingEdge(ann, ann), ann.id, ann, holder_is_head=False) is None
+    # without a holder both ends are read, as the upward check does
+    both = EndCountingEdge(ann, zoe)
+    assert fact_ends(both, ann.id)[:2] == (True, False) and both.handed == Counter(head=1, tail=1)
