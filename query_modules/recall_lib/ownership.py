@@ -606,8 +606,8 @@ def collect_entities_and_facts(
             abort()
         edges = chain(zip(holder.out_edges, repeat(True)), zip(holder.in_edges, repeat(False)))
         for edge, holder_is_head in edges:
-            if edge.id in seen or edge.type.name in s.STRUCTURAL_TYPES:
-                continue
+            if edge.type.name in s.STRUCTURAL_TYPES or edge.id in seen:
+                continue  # the type first: a mention or session edge needs no id read
             seen.add(edge.id)
             source_id = id_text(edge.properties.get(s.SOURCE_ID))
             if source_id is None or source_id not in action_ids:
