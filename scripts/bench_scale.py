@@ -181,13 +181,15 @@ class Bench:
         samples.prelude.append(self.prelude_seconds - prelude)
         samples.cache += self.cache_counters() - cache
 
-    def api_calls(self, question: str, extra: dict | None = None) -> tuple[dict, dict, dict]:
+    def api_calls(self, question: str, extra: dict | None = None,
+                  handouts: Counter | None = None) -> tuple[dict, dict, dict]:
         """The procedure-API calls of one render call (counted in its own call), its prelude's counts
-        (all zero for the bare form, which has none) and what the cache did in it."""
+        (all zero for the bare form, which has none) and what the cache did in it; `handouts` (when
+        given) gets how often each vertex was handed out."""
         from memgraph_recall.embedded import ApiCounts
         from memgraph_recall.embedded.prelude import PreludeCounts
 
-        counts, prelude, cache = ApiCounts(), PreludeCounts(), self.cache_counters()
+        counts, prelude, cache = ApiCounts(handouts=handouts), PreludeCounts(), self.cache_counters()
         self.render(question, extra, api_counts=counts, prelude_counts=prelude)
         return counts.as_dict(), prelude.as_dict(), dict(self.cache_counters() - cache)
 
@@ -252,10 +254,10 @@ class Floor:
         return counts.as_dict()
 
 
-def user_graph_vertices(store, user_id: str) -> int:
-    """How many distinct vertices the user's graph holds (the User, its Sessions, Agents, Actions,
-    their Chunks, the entities mentioned in them, notes and ontologies): what a build that reads each
-    vertex once hands out."""
+def user_graph(store, user_id: str) -> dict[int, str]:
+    """The distinct vertices of the user's graph (the User, its Sessions, Agents, Actions, their Chunks,
+    the entities mentioned in them, notes and ontologies) by id, each with its first label ("" for none):
+    what a build that reads each vertex once hands out."""
     use_recall_lib()
     from recall_lib import schema as s
 
@@ -275,7 +277,7 @@ def user_graph_vertices(store, user_id: str) -> int:
             elif s.CHUNK in edge.end.labels:
                 seen.update(e.start.id for e in edge.end.in_edges
                             if e.type == s.MENTIONED_IN and not e.deleted)
-    return len(seen)
+    return {vertex_id: next(iter(store.get_vertex(vertex_id).labels), "") for vertex_id in seen}
 
 
 @contextmanager
@@ -426,7 +428,8 @@ def measure(size: int, seed: int, n_questions: int, pause_gc: bool = False, prof
     gc.collect()
     build_s = time.perf_counter() - start
     rss_loaded = rss_mb()
-    user_vertices = user_graph_vertices(runtime.store, data.user_id)
+    graph_of_user = user_graph(runtime.store, data.user_id)
+    user_vertices = len(graph_of_user)
 
     asked = questions(seed, n_questions + COLD_SAMPLES + REFRESH_SAMPLES + 2 * THREADS * 10)
     warm_q, asked = asked[:n_questions], asked[n_questions:]
@@ -463,9 +466,14 @@ def measure(size: int, seed: int, n_questions: int, pause_gc: bool = False, prof
             benches[form].sample(phases[form]["cold"], question)
         floor.sample()  # one per round: the yardstick of the cold calls beside it
     floor_api = floor.api_calls()
+    handed: dict[str, dict] = {}
     for form in FORMS:
         benches[form].invalidate()
-        count(form, "cold", cold_q[0])
+        call, build = Counter(), Counter()
+        with handouts_of_builds(runtime, call, build):
+            counted[form]["cold"] = benches[form].api_calls(cold_q[0], handouts=call)
+        handed[form] = {"build": handout_figures(build, graph_of_user),
+                        "call": handout_figures(call, graph_of_user)}
     for form in FORMS:
         benches[form].render(warm_q[0])  # settle after the cold calls
     for phase, extras in (("warm", {}), ("warm_vector", given)):
@@ -506,7 +514,8 @@ def measure(size: int, seed: int, n_questions: int, pause_gc: bool = False, prof
 
     figures = {
         "forms": {form: {**form_figures(phases[form], counted[form], latencies[form]),
-                         "cold_reference_api_calls": reference[form]} for form in FORMS},
+                         "cold_reference_api_calls": reference[form], "cold_handouts": handed[form]}
+                  for form in FORMS},
         "question_embed_ms": ms(statistics.median(embed_s)), "limit_ms": ms(statistics.median(limit_s)),
         "read_floor_ms": ms(statistics.median(floor.seconds)), "read_floor_api_calls": floor_api,
         "peak_rss_mb": peak_rss_mb(),
@@ -519,6 +528,41 @@ def measure(size: int, seed: int, n_questions: int, pause_gc: bool = False, prof
     if profile_figures is not None:
         figures["profile"] = profile_figures
     return figures
+
+
+@contextmanager
+def handouts_of_builds(runtime, call: Counter, build: Counter):
+    """While inside: `build` gets the handouts (of `call`, the counted call's tally) made inside the
+    module's cache builds, apart from the rest of the call (its verification looks the returned rows up
+    again by id). Benchmark instrumentation: wraps the module's cache object, restored on exit."""
+    cache = runtime.modules["recall"].CACHE
+    original = cache._build
+
+    def counted(*args, **kwargs):
+        before = Counter(call)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            build.update(call - before)
+
+    cache._build = counted
+    try:
+        yield
+    finally:
+        del cache._build
+
+
+def handout_figures(handouts: Counter, graph: dict[int, str]) -> dict:
+    """What a counted cold build handed out against the user's graph: the Actions' handouts (each Action
+    once when they equal the Actions), the distinct vertices, and the repeated handouts by kind."""
+    actions = [vertex_id for vertex_id, kind in graph.items() if kind == "Action"]
+    repeats: Counter = Counter()
+    for vertex_id, times in handouts.items():
+        if times > 1:
+            repeats[graph.get(vertex_id, "outside the user's graph")] += times - 1
+    return {"actions": len(actions), "action_handouts": sum(handouts[a] for a in actions),
+            "most_per_action": max((handouts[a] for a in actions), default=0),
+            "distinct_vertices": len(handouts), "repeats_by_kind": dict(repeats.most_common())}
 
 
 def ratio(value: float, base: float) -> float:
@@ -546,6 +590,10 @@ def bar_checks(r: dict) -> list[tuple[str, str, float, float]]:
         *((form, "cold build reads each vertex of the user's graph once: vertices handed out <= the "
                  f"graph's {vertices:,}", r["forms"][form]["api_calls"]["cold"]["vertices"], vertices)
           for form in FORMS),
+        *((form, f"cold build hands each of the user's {f['cold_handouts']['build']['actions']:,} Actions "
+                 "out once: Action handouts inside the build <= the Actions",
+           f["cold_handouts"]["build"]["action_handouts"], f["cold_handouts"]["build"]["actions"])
+          for form, f in r["forms"].items()),
         *((form, "a deleted session's rebuild no dearer than cold: API calls <= a cold build's of the "
                  "same graph", f["api_calls"]["forget"]["total"], f["cold_reference_api_calls"]["total"])
           for form, f in r["forms"].items()),
@@ -582,8 +630,19 @@ def bars_lines(results: dict[str, dict], paused: dict[str, dict]) -> list[str]:
     for number, (form, bar, value, limit) in enumerate(bar_checks(results[key])):
         rows.append([FORM_NAMES[form], bar, value, limit, "yes" if value <= limit else "**no**",
                      other[number][2] if other else "not run"])
+    def repeats(h: dict) -> str:
+        return ", ".join(f"{kind or 'no label'} {n:,}" for kind, n in h["repeats_by_kind"].items()) or "none"
+
+    handed = [f"- Cold call, {FORM_NAMES[form]}: inside the build {h['build']['distinct_vertices']:,} "
+              f"distinct vertices handed out, each Action at most {h['build']['most_per_action']} time(s), "
+              f"handouts beyond a vertex's first by kind: {repeats(h['build'])}; the whole call (its "
+              "verification looks the rows it returns up again) "
+              f"{h['call']['distinct_vertices']:,} distinct, "
+              f"each Action at most {h['call']['most_per_action']} time(s), repeats: {repeats(h['call'])}"
+              for form, h in ((form, results[key]["forms"][form]["cold_handouts"]) for form in FORMS)]
     return [markdown_table(["call form", f"bar at {TARGETS_AT:,} messages (collector running)", "measured",
-                            "bar value", "met", "for comparison: host pauses the collector"], rows)]
+                            "bar value", "met", "for comparison: host pauses the collector"], rows), "",
+            *handed]
 
 
 def runs_lines(results: dict[str, dict], paused: dict[str, dict]) -> list[str]:
@@ -822,7 +881,11 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict], paused: di
              "figures' ratio in the same run. `warm procedure-API calls` is the warm call's total below, "
              "`arguments` included (the fast shape's signature lists are converted for every call). "
              "\"Reads each Action once\" is checked as the cold build's vertex handouts against the "
-             "vertices of the user's graph (each handed out once); per admitted Action below. A deleted "
+             "vertices of the user's graph (each handed out once); per admitted Action below. The Action "
+             "bar counts handouts of the user's Action vertices alone (each vertex's handouts tallied by "
+             "`ApiCounts(handouts=...)`); the repeats below the bars say which vertices are handed out "
+             "more than once: mgp's Edge gives its ends only as Vertex objects, so an entity mentioned in "
+             "k chunks is handed out k times, once per MENTIONED_IN edge. A deleted "
              "session's rebuild is compared with a cold build counted right after it on the same graph (the "
              "refresh and forget phases change the user's size by a few dozen messages), the module's "
              "directory sweep paused for both (it re-reads a different 16 ids of the database each call).",

@@ -368,7 +368,9 @@ class RecallCache:
         return self._entry(owned, build_snapshot(owned, model, dim, graph.abort, reader), user, graph)
 
     def _entry(self, owned: OwnedGraph, snapshot: UserSnapshot, user: Any, graph: LiveGraph) -> Entry:
-        structure = read_structure(user, graph.vertex, owned.holders, owned.out_edge_ids)
+        structure = read_structure(
+            user, graph.vertex, owned.holders, owned.out_edge_ids, owned.in_edge_ids
+        )
         if structure is None:
             raise RuntimeError("a session or agent vanished while the user was read")
         held = owned.actions
@@ -404,7 +406,7 @@ class RecallCache:
                 renew = True  # a note, an ontology or a fact
                 continue
             session = edge.to_vertex
-            if session.id not in sessions and session_skip(session, user.id) is None:
+            if session.id not in sessions and session_skip(session, user.id, (edge.id,)) is None:
                 sessions.add(session.id)
                 to_expand[session.id] = session
         for holder, edges in growth.in_edges.items():

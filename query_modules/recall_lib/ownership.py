@@ -60,13 +60,21 @@ def id_text(value: Any) -> str | None:
 
 
 def only_parents(
-    vertex: Any, rel_type: str, allowed: Container[int], known: Container[int] = frozenset()
+    vertex: Any,
+    rel_type: str,
+    allowed: Container[int],
+    known: Container[int] = frozenset(),
+    every_id: list[int] | None = None,
 ) -> bool:
     """`vertex` has a `rel_type` edge in, and every one comes from a vertex in `allowed`. `known`: ids
-    of edges already known to be such (the walk arrived through them): only their ids are read."""
+    of edges already known to be such (the walk arrived through them): only their ids are read.
+    `every_id` (when given) gets each in-edge's id as read, all of them, in order, when this is True."""
     found = False
     for edge in vertex.in_edges:
-        if edge.id in known:
+        edge_id = edge.id
+        if every_id is not None:
+            every_id.append(edge_id)
+        if edge_id in known:
             found = True
         elif edge.type.name == rel_type:
             if edge.from_vertex.id not in allowed:
@@ -86,18 +94,29 @@ def children(vertex: Any, rel_type: str) -> dict[int, Any]:
 
 
 # -- the rules --------------------------------------------------------------------------------------
-def session_skip(vertex: Any, user_id: int) -> str | None:
+def session_skip(
+    vertex: Any, user_id: int, known: Container[int] = frozenset(), in_ids: list[int] | None = None
+) -> str | None:
+    """`known`: ids of HAD_SESSION edges from the user the caller arrived through; `in_ids`: as
+    `only_parents`' `every_id`."""
     if not has_label(vertex, s.SESSION):
         return "session_link_to_a_non_session"
-    if not only_parents(vertex, s.HAD_SESSION, {user_id}):
+    if not only_parents(vertex, s.HAD_SESSION, {user_id}, known, in_ids):
         return "session_with_another_parent"
     return None
 
 
-def agent_skip(vertex: Any, session_ids: Container[int]) -> str | None:
+def agent_skip(
+    vertex: Any,
+    session_ids: Container[int],
+    known: Container[int] = frozenset(),
+    in_ids: list[int] | None = None,
+) -> str | None:
+    """`known`: ids of HAS_AGENT edges from `session_ids` the caller arrived through; `in_ids`: as
+    `only_parents`' `every_id`."""
     if not has_label(vertex, s.AGENT):
         return "agent_link_to_a_non_agent"
-    if not only_parents(vertex, s.HAS_AGENT, session_ids):
+    if not only_parents(vertex, s.HAS_AGENT, session_ids, known, in_ids):
         return "agent_shared_with_another_user"
     return None
 
@@ -276,6 +295,7 @@ class OwnedGraph:
     holders: dict[int, str | None] = field(default_factory=dict)  # owned Session/Agent id -> session_id
     sessions: set[int] = field(default_factory=set)  # the owned Session ids (the other holders are Agents)
     out_edge_ids: dict[int, tuple[int, ...]] = field(default_factory=dict)  # User and holders, as walked
+    in_edge_ids: dict[int, tuple[int, ...]] = field(default_factory=dict)  # holders, as their checks read
     skipped: Counter = field(default_factory=Counter)  # rule -> how many it turned away
 
     @property
@@ -353,11 +373,12 @@ def expand_sessions(
     skipped: Counter,
     abort: Callable[[], None] = _no_abort,
     out_edge_ids: dict[int, tuple[int, ...]] | None = None,
+    in_edge_ids: dict[int, tuple[int, ...]] | None = None,
 ) -> None:
     """Add the user's `sessions` (vertex id -> Session) and their Agents to `holders` (vertex id ->
     session id), and hand each Action under them to `found` (the Action, the session it stands for,
     the HAS_ACTION edge's id: `Candidates.add` or `Admission.found`); `out_edge_ids` (when given) gets
-    each holder's out-edge ids.
+    each holder's out-edge ids, `in_edge_ids` each Agent's in-edge ids (as its check read them).
 
     One pass over each session's edges; each Agent is expanded once (an SDK Agent shared by thousands
     of sessions would otherwise be walked once per session).
@@ -379,14 +400,17 @@ def expand_sessions(
             if name == s.HAS_ACTION:
                 found(target, sid, edge_id)
             else:
-                agents.append(target)
-        for agent in agents:
+                agents.append((target, edge_id))
+        for agent, edge_id in agents:
             if agent.id in holders:
                 continue
-            reason = agent_skip(agent, session_ids)
+            in_ids: list[int] | None = None if in_edge_ids is None else []
+            reason = agent_skip(agent, session_ids, (edge_id,), in_ids)
             if reason:
                 skipped[reason] += 1
                 continue
+            if in_edge_ids is not None:
+                in_edge_ids[agent.id] = tuple(in_ids)
             holders[agent.id] = sid
             for _, edge_id, action in out_edges_of(agent, (s.HAS_ACTION,), ids_of(agent.id)):
                 found(action, agent_action_session(action, sid), edge_id)
@@ -539,20 +563,29 @@ def collect_owned(
     sessions = {}
     user_edges: list[int] = []
     seen: set[int] = set()
-    for _, _, session in out_edges_of(user, (s.HAD_SESSION,), user_edges, user_out):
+    for _, edge_id, session in out_edges_of(user, (s.HAD_SESSION,), user_edges, user_out):
         if session.id in seen:
             continue
         seen.add(session.id)
-        reason = session_skip(session, user.id)
+        in_ids: list[int] = []
+        reason = session_skip(session, user.id, (edge_id,), in_ids)
         if reason:
             owned.skipped[reason] += 1
         else:
             sessions[session.id] = session
+            owned.in_edge_ids[session.id] = tuple(in_ids)
     owned.sessions = set(sessions)
     chunks: dict[int, tuple[Any, ...]] = {}
     admission = Admission(_Either(owned.sessions, owned.holders), owned.skipped, visit, chunks, abort)
     expand_sessions(
-        sessions, owned.sessions, owned.holders, admission.found, owned.skipped, abort, owned.out_edge_ids
+        sessions,
+        owned.sessions,
+        owned.holders,
+        admission.found,
+        owned.skipped,
+        abort,
+        owned.out_edge_ids,
+        owned.in_edge_ids,
     )
     owned.out_edge_ids[user.id] = tuple(user_edges)
     owned.actions = admission.finish(collisions)

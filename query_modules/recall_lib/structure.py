@@ -132,20 +132,27 @@ def _ids(edges: Iterable[Any]) -> tuple[int, ...]:
 
 
 def read_holders(
-    lookup: VertexLookup, holders: Iterable[int], walked: Mapping[int, tuple[int, ...]] | None = None
+    lookup: VertexLookup,
+    holders: Iterable[int],
+    walked: Mapping[int, tuple[int, ...]] | None = None,
+    walked_in: Mapping[int, tuple[int, ...]] | None = None,
 ) -> Structure | None:
     """The edges of `holders` (vertex ids), as a partial structure; None when one no longer exists.
-    `walked`: out-edge ids a walk of this same transaction already read (only in-edges are read then)."""
-    walked = walked or {}
+    `walked`, `walked_in`: out- and in-edge ids a walk of this same transaction already read (a holder
+    with both is not looked up again)."""
+    walked, walked_in = walked or {}, walked_in or {}
     out_edges: dict[int, tuple[int, ...]] = {}
     in_edges: dict[int, tuple[int, ...]] = {}
     for holder in holders:
+        out, inward = walked.get(holder), walked_in.get(holder)
+        if out is not None and inward is not None:
+            out_edges[holder], in_edges[holder] = out, inward
+            continue
         vertex = lookup(holder)
         if vertex is None:
             return None
-        out = walked.get(holder)
         out_edges[holder] = _ids(vertex.out_edges) if out is None else out
-        in_edges[holder] = _ids(vertex.in_edges)
+        in_edges[holder] = _ids(vertex.in_edges) if inward is None else inward
     return Structure(-1, out_edges, in_edges)
 
 
@@ -154,10 +161,11 @@ def read_structure(
     lookup: VertexLookup,
     holders: Iterable[int],
     walked: Mapping[int, tuple[int, ...]] | None = None,
+    walked_in: Mapping[int, tuple[int, ...]] | None = None,
 ) -> Structure | None:
     """The structure of `user` and its other `holders` (Session and Agent vertex ids); None when one of
-    them no longer exists. `walked`: as in `read_holders` (the User's included)."""
-    others = read_holders(lookup, (h for h in holders if h != user.id), walked)
+    them no longer exists. `walked`, `walked_in`: as in `read_holders` (the User's out-edges included)."""
+    others = read_holders(lookup, (h for h in holders if h != user.id), walked, walked_in)
     if others is None:
         return None
     user_out = (walked or {}).get(user.id)

@@ -104,6 +104,14 @@ def test_bench_scale_one_small_size(small_scale):
         assert f["api_cache"] == {phase: {counter: 1} for phase, counter in counted.items()}
         assert set(f["cold_reference_api_calls"]) == set(bench_scale.API_KINDS)
         assert f["cold_reference_api_calls"]["properties"] >= 2 * 200
+        # the cold build hands each of the user's Actions out exactly once, and no more vertices than it
+        # counted in all; the repeats are handouts beyond a vertex's first
+        build, call = f["cold_handouts"]["build"], f["cold_handouts"]["call"]
+        assert build["actions"] == build["action_handouts"] >= 200 and build["most_per_action"] == 1
+        assert "Action" not in build["repeats_by_kind"]
+        # `vertices` also counts lookups that hand out no vertex (a missing id, `in graph.vertices`)
+        assert call["distinct_vertices"] + sum(call["repeats_by_kind"].values()) <= api["cold"]["vertices"]
+        assert call["action_handouts"] > build["action_handouts"]  # verification reads returned rows again
     bare, fast = figures["forms"]["bare"], figures["forms"]["fast"]
     assert bare["api_calls"]["warm"]["arguments"] == 6  # user, question, today, config (one key and value)
     assert not any(bare["prelude_counts"]["warm"].values()) and set(bare["prelude_ms"].values()) == {0.0}
@@ -165,6 +173,6 @@ def test_bench_scale_report_and_headline(small_scale, tmp_path):
     assert head["200"]["fast"]["api_calls"] == totals
     assert head["200"]["bare"]["host_gc_pause_ms"]["cold"] == 1.5
     bars = head[bars_at]["bars"]
-    assert len(bars) == len(bench_scale.bar_checks(figures)) == 12
+    assert len(bars) == len(bench_scale.bar_checks(figures)) == 14
     assert bars[2]["measured"] == totals["warm"] and bars[2]["met"] == (totals["warm"] <= 20_000)
     assert all(bar["met"] == (bar["measured"] <= bar["bar_value"]) for bar in bars)

@@ -3,6 +3,7 @@ converted as Memgraph's C layer converts them, and nothing counted, and plain mg
 when the caller does not ask."""
 
 import threading
+from collections import Counter
 
 import pytest
 from memgraph_recall.embedded import ApiCounts, Runtime
@@ -134,6 +135,18 @@ def test_arguments_count_every_value_converted_defaults_included(counted):
     nested = {"a": [{"b": None}, 2.5], "c": "d"}  # 9: map, 2 keys, list, map, key, null, 2.5, "d"
     # n, the items list, the nested map, the default map (5) and the null `who`
     assert counts_of(runtime, "counted.takes", 1, [nested])["arguments"] == 1 + 1 + 9 + 5 + 1
+
+
+def test_handouts_tally_each_vertex_handed_out_by_id(counted):
+    runtime, ids = counted
+    counts = ApiCounts(handouts=Counter())
+    runtime.call("counted.walk", runtime.vertex(ids["alice"]), api_counts=counts)
+    runtime.call("counted.walk", runtime.vertex(ids["alice"]), api_counts=counts)
+    runtime.call("counted.inbound", runtime.vertex(ids["m1"]), api_counts=counts)
+    # walk hands out m1 and m2 each call; inbound hands out alice (the edge's start) and m1 (the lookup)
+    assert counts.handouts == Counter({ids["m1"]: 3, ids["m2"]: 2, ids["alice"]: 1})
+    assert counts.vertices == sum(counts.handouts.values())
+    assert "handouts" not in counts.as_dict() and ApiCounts().handouts is None
 
 
 def test_counts_accumulate_over_calls(counted):

@@ -24,6 +24,7 @@ from recall_lib.ownership import (
     mention_skip,
     session_skip,
 )
+from recall_lib.structure import read_structure
 
 
 @dataclass(frozen=True)
@@ -270,3 +271,32 @@ def test_fact_ends_hands_out_only_the_end_the_caller_did_not_arrive_from():
     # without a holder both ends are read, as the upward check does
     both = EndCountingEdge(ann, zoe)
     assert fact_ends(both, ann.id)[:2] == (True, False) and both.handed == Counter(head=1, tail=1)
+
+
+def test_the_walk_records_every_holders_in_edges_as_a_fresh_read_finds_them():
+    """The cache's baseline takes each Session's and Agent's in-edge ids from the ownership checks
+    instead of looking the holder up again: they must be all of them, in graph order."""
+    g, ann, bob, mine, _ = two_users()
+    other = g.v("Session", session_id="s3")
+    g.e(ann, "HAD_SESSION", other)
+    g.e(ann, "HAD_SESSION", mine)  # a second edge to the same session
+    note = g.v("Memory", text="a note")
+    g.e(note, "ABOUT", mine)  # an in-edge of another type
+    agent = g.v("Agent")
+    g.e(mine, "HAS_AGENT", agent)
+    g.e(other, "HAS_AGENT", agent)  # shared by two of Ann's sessions
+    action = g.v("Action", action_id="a1", text="hi")
+    g.e(agent, "HAS_ACTION", action)
+    owned = collect_owned(ann, g.collisions(), g.lookup)
+    assert set(owned.in_edge_ids) == {mine.id, other.id, agent.id} == set(owned.holders)
+    for holder, ids in owned.in_edge_ids.items():
+        assert ids == tuple(edge.id for edge in g.vertices[holder].in_edges)
+    looked_up: list[int] = []
+
+    def lookup(vertex_id: int) -> FakeVertex | None:
+        looked_up.append(vertex_id)
+        return g.lookup(vertex_id)
+
+    walked = read_structure(ann, lookup, owned.holders, owned.out_edge_ids, owned.in_edge_ids)
+    assert looked_up == []
+    assert walked == read_structure(ann, g.lookup, owned.holders)

@@ -23,7 +23,8 @@ wrapped lazily), plus one per map key (`PyDict_SetItemString` builds a `str` for
 not in `vertices`/`edges`.
 """
 
-from dataclasses import asdict, dataclass
+from collections import Counter
+from dataclasses import asdict, dataclass, field
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
@@ -39,6 +40,9 @@ class ApiCounts:
     types: int = 0  # `edge.type` reads
     ids: int = 0  # `.id` reads of vertices and edges (hashing one reads its id)
     arguments: int = 0  # argument values converted for the call, defaults included (see module doc)
+    #: When a Counter is given: how often each vertex (by id) was handed out, to check that a walk
+    #: reads each vertex of a kind once. Not an API call of its own; not in `as_dict` or `total`.
+    handouts: Counter | None = field(default=None, compare=False)
 
     @property
     def total(self) -> int:
@@ -47,7 +51,8 @@ class ApiCounts:
 
     def as_dict(self) -> dict[str, int]:
         """The counts by kind, `arguments` included, plus `total`."""
-        return {**asdict(self), "total": self.total}
+        kinds = {name: value for name, value in asdict(self).items() if name != "handouts"}
+        return {**kinds, "total": self.total}
 
 
 def count_arguments(values: list[Any]) -> int:
@@ -130,7 +135,10 @@ def _make_family(mgp: ModuleType) -> SimpleNamespace:
             return CountingProperties(self)
 
     def vertex(plain: Any) -> "CountingVertex":
-        counts(plain).vertices += 1
+        tally = counts(plain)
+        tally.vertices += 1
+        if tally.handouts is not None:
+            tally.handouts[plain._data.id] += 1
         return CountingVertex(plain._data, plain._scope)
 
     def edge(plain: Any) -> "CountingEdge":
