@@ -149,10 +149,11 @@ def action_id_skip(
     return None
 
 
-def memory_skip(vertex: Any, user_id: int) -> str | None:
+def memory_skip(vertex: Any, user_id: int, known: Container[int] = frozenset()) -> str | None:
+    """`known`: ids of HAS_MEMORY edges from the user the caller arrived through."""
     if not has_label(vertex, s.MEMORY):
         return "note_link_to_a_non_memory"
-    if not only_parents(vertex, s.HAS_MEMORY, {user_id}):
+    if not only_parents(vertex, s.HAS_MEMORY, {user_id}, known):
         return "note_shared_with_another_user"
     return None
 
@@ -534,9 +535,12 @@ class _Either:
 
 def owned_notes(user: Any, skipped: Counter) -> list[Any]:
     """The user's Memory vertices (`memory_skip`)."""
-    notes = []
-    for note in children(user, s.HAS_MEMORY).values():
-        reason = memory_skip(note, user.id)
+    notes, seen = [], set()
+    for _, edge_id, note in out_edges_of(user, (s.HAS_MEMORY,)):
+        if note.id in seen:
+            continue  # a second edge to the same note
+        seen.add(note.id)
+        reason = memory_skip(note, user.id, (edge_id,))
         if reason:
             skipped[reason] += 1
         else:

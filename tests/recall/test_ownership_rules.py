@@ -300,3 +300,35 @@ def test_the_walk_records_every_holders_in_edges_as_a_fresh_read_finds_them():
     walked = read_structure(ann, lookup, owned.holders, owned.out_edge_ids, owned.in_edge_ids)
     assert looked_up == []
     assert walked == read_structure(ann, g.lookup, owned.holders)
+
+
+class StartCountingEdge:
+    """An edge that counts how often its start vertex is handed out."""
+
+    def __init__(self, edge: FakeEdge) -> None:
+        self.id, self.type, self.to_vertex = edge.id, edge.type, edge.to_vertex
+        self.properties = edge.properties
+        self._start, self.starts = edge.from_vertex, 0
+
+    @property
+    def from_vertex(self) -> FakeVertex:
+        self.starts += 1
+        return self._start
+
+
+def test_a_parent_check_reads_no_end_of_the_edge_the_walk_arrived_through():
+    g, ann, bob, mine, _ = two_users()
+    note, shared = g.v("Memory", text="mine"), g.v("Memory", text="shared")
+    edges = []
+    for target in (mine, note, shared):
+        edge = next(e for e in ann.out_edges if e.to_vertex is target) if target is mine else None
+        edge = edge or g.e(ann, "HAS_MEMORY", target)
+        counting = StartCountingEdge(edge)
+        ann.out_edges[ann.out_edges.index(edge)] = counting
+        target.in_edges[target.in_edges.index(edge)] = counting
+        edges.append(counting)
+    g.e(bob, "HAS_MEMORY", shared)  # a second parent: the note is nobody's
+    owned = collect_owned(ann, g.collisions(), g.lookup)
+    assert owned.sessions == {mine.id} and [n.properties["text"] for n in owned.notes] == ["mine"]
+    assert owned.skipped["note_shared_with_another_user"] == 1
+    assert [edge.starts for edge in edges] == [0, 0, 0]
