@@ -630,19 +630,24 @@ def bars_lines(results: dict[str, dict], paused: dict[str, dict]) -> list[str]:
     for number, (form, bar, value, limit) in enumerate(bar_checks(results[key])):
         rows.append([FORM_NAMES[form], bar, value, limit, "yes" if value <= limit else "**no**",
                      other[number][2] if other else "not run"])
-    def repeats(h: dict) -> str:
-        return ", ".join(f"{kind or 'no label'} {n:,}" for kind, n in h["repeats_by_kind"].items()) or "none"
-
-    handed = [f"- Cold call, {FORM_NAMES[form]}: inside the build {h['build']['distinct_vertices']:,} "
-              f"distinct vertices handed out, each Action at most {h['build']['most_per_action']} time(s), "
-              f"handouts beyond a vertex's first by kind: {repeats(h['build'])}; the whole call (its "
-              "verification looks the rows it returns up again) "
-              f"{h['call']['distinct_vertices']:,} distinct, "
-              f"each Action at most {h['call']['most_per_action']} time(s), repeats: {repeats(h['call'])}"
-              for form, h in ((form, results[key]["forms"][form]["cold_handouts"]) for form in FORMS)]
+    handed = [handouts_line(form, results[key]["forms"][form]["cold_handouts"]) for form in FORMS]
     return [markdown_table(["call form", f"bar at {TARGETS_AT:,} messages (collector running)", "measured",
                             "bar value", "met", "for comparison: host pauses the collector"], rows), "",
             *handed]
+
+
+def handouts_line(form: str, handed: dict) -> str:
+    """One form's cold-call handouts: inside the build, and over the whole call."""
+
+    def repeats(h: dict) -> str:
+        return ", ".join(f"{kind or 'no label'} {n:,}" for kind, n in h["repeats_by_kind"].items()) or "none"
+
+    build, call = handed["build"], handed["call"]
+    return (f"- Cold call, {FORM_NAMES[form]}: inside the build {build['distinct_vertices']:,} distinct "
+            f"vertices handed out, each Action at most {build['most_per_action']} time(s), handouts beyond "
+            f"a vertex's first by kind: {repeats(build)}; the whole call (its verification looks the rows "
+            f"it returns up again) {call['distinct_vertices']:,} distinct, each Action at most "
+            f"{call['most_per_action']} time(s), repeats: {repeats(call)}")
 
 
 def runs_lines(results: dict[str, dict], paused: dict[str, dict]) -> list[str]:

@@ -179,11 +179,11 @@ def fact_ends(
     caller reached the edge from (its head when `holder_is_head`), the User or an entity that passed
     the structural-label rule already: that end is neither handed out nor read again."""
     ends, vertices = [], []
-    for position, is_head in enumerate((True, False)):
+    for is_head in (True, False):
         if holder is not None and is_head == holder_is_head:
             vertex = holder
         else:
-            vertex = edge.from_vertex if position == 0 else edge.to_vertex
+            vertex = edge.from_vertex if is_head else edge.to_vertex
         vertices.append(vertex)
         if vertex.id == user_id:
             ends.append(True)

@@ -24,7 +24,7 @@ not in `vertices`/`edges`.
 """
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
@@ -51,7 +51,7 @@ class ApiCounts:
 
     def as_dict(self) -> dict[str, int]:
         """The counts by kind, `arguments` included, plus `total`."""
-        kinds = {name: value for name, value in asdict(self).items() if name != "handouts"}
+        kinds = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "handouts"}
         return {**kinds, "total": self.total}
 
 
