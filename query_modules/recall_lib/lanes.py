@@ -83,13 +83,52 @@ class LaneResults:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A turn a turn lane (text, turns, fact_turns) may show: its score in that lane, and the passage
-    (or the fact, whose sentence picks the passage) it was found at."""
+    """A turn a turn lane (text, turns, fact_turns) shows: its score in that lane, and the passage (or
+    the fact, whose sentence picks the passage) it was found at."""
 
     turn: int
     score: float
     passage: int | None = None
     fact: int | None = None
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The turns one turn lane ranks, best first, as parallel arrays: a lane ranks up to `fusion_depth`
+    turns (hundreds a call), so a `Candidate` object is made only for a turn that is shown (`at`)."""
+
+    turns: np.ndarray  # int64 indexes into the snapshot's turns
+    scores: np.ndarray  # float64, the lane's score
+    passages: np.ndarray  # int64, the passage the turn was found at; -1: none
+    facts: np.ndarray  # int64, the fact the turn was reached through; -1: none
+
+    @classmethod
+    def of(
+        cls, turns: Sequence[int], scores: Sequence[float], passages: Sequence[int] | None = None,
+        facts: Sequence[int] | None = None,
+    ) -> "Candidates":
+        none = np.full(len(turns), -1, dtype=np.int64)
+        return cls(
+            np.asarray(turns, dtype=np.int64),
+            np.asarray(scores, dtype=np.float64),
+            none if passages is None else np.asarray(passages, dtype=np.int64),
+            none if facts is None else np.asarray(facts, dtype=np.int64),
+        )
+
+    def __len__(self) -> int:
+        return len(self.turns)
+
+    def head(self, n: int) -> "Candidates":
+        return Candidates(self.turns[:n], self.scores[:n], self.passages[:n], self.facts[:n])
+
+    def at(self, position: int) -> Candidate:
+        passage, fact = int(self.passages[position]), int(self.facts[position])
+        return Candidate(
+            int(self.turns[position]),
+            float(self.scores[position]),
+            passage if passage >= 0 else None,
+            fact if fact >= 0 else None,
+        )
 
 
 #: The lanes whose hits are turns; each votes in the fused ranking (`ranking.rank_turns`).
@@ -122,7 +161,7 @@ def run_lanes(
     wanted = set(settings.lanes)
     depth = settings.fusion_depth
     hits: dict[str, tuple[Hit, ...]] = {}
-    candidates: dict[str, list[Candidate]] = {}
+    candidates: dict[str, Candidates] = {}
     if "memories" in wanted:
         hits["memories"] = memories_lane(snapshot, query if vectors_on else None, terms, settings)
     if "text" in wanted and settings.text_k:
@@ -147,22 +186,23 @@ def run_lanes(
                 snapshot, query, fact_scores, fact_ok, settings, embed_types
             )
     elif "text" in wanted:
-        text_hits = [
-            Hit("text", rank, c.score, c.turn) for rank, c in enumerate(candidates.get("text", []), 1)
-        ]
-        hits["turn_facts"] = turn_facts(snapshot, text_hits[: settings.text_k], fact_ok, settings.facts_k)
+        text = candidates.get("text", Candidates.of((), ())).head(settings.text_k)
+        found = zip(text.turns.tolist(), text.scores.tolist(), strict=True)
+        text_hits = [Hit("text", rank, score, turn) for rank, (turn, score) in enumerate(found, 1)]
+        hits["turn_facts"] = turn_facts(snapshot, text_hits, fact_ok, settings.facts_k)
     fact_hits = [
         *fact_pool,
         *(h for lane in ("entity_facts", "user_facts", "turn_facts") for h in hits.get(lane, ())),
     ]
     if fact_hits and settings.fact_turns_k:
-        candidates["fact_turns"] = fact_turn_candidates(snapshot, fact_hits, turn_ok)[:depth]
+        candidates["fact_turns"] = fact_turn_candidates(snapshot, fact_hits, turn_ok).head(depth)
     widths = {"text": settings.text_k, "fact_turns": settings.fact_turns_k, "turns": settings.turns_k}
     for lane in TURN_LANES:
         if lane in candidates:
+            shown = min(widths[lane], len(candidates[lane]))
             hits[lane] = tuple(
-                _turn_hit(snapshot, lane, rank, c, terms)
-                for rank, c in enumerate(candidates[lane][: widths[lane]], 1)
+                _turn_hit(snapshot, lane, rank, candidates[lane].at(rank - 1), terms)
+                for rank in range(1, shown + 1)
             )
     hits["fused"] = fused_turns(
         snapshot, candidates, turn_ok, settings, speaker, question, today, terms, abort
@@ -173,7 +213,7 @@ def run_lanes(
 # -- turn rows -------------------------------------------------------------------------------------
 def fused_turns(
     snapshot: UserSnapshot,
-    candidates: dict[str, list[Candidate]],
+    candidates: dict[str, Candidates],
     turn_ok: np.ndarray,
     settings: RecallConfig,
     speaker: str | None,
@@ -188,8 +228,8 @@ def fused_turns(
     a lane found it at (the vector lane's passage first, then the fact's sentence, then the words).
     """
     windows = question_windows(question, today) if settings.date_boost else ()
-    votes = {
-        lane: [c.turn for c in found if lane != "turns" or c.score > 0]  # cosine <= 0: not found at all
+    votes = {  # a turn at cosine <= 0 was not found at all (the turns lane's scores fall: a prefix)
+        lane: found.turns if lane != "turns" else found.turns[found.scores > 0]
         for lane, found in candidates.items()
     }
     ranked = rank_turns(
@@ -207,7 +247,7 @@ def fused_turns(
         if count % _ABORT_EVERY == 0:
             abort()  # a budget an operator raised can make this loop long
         found_by = tuple(
-            _turn_hit(snapshot, lane, rank, candidates[lane][rank - 1], terms) for lane, rank in item.lanes
+            _turn_hit(snapshot, lane, rank, candidates[lane].at(rank - 1), terms) for lane, rank in item.lanes
         )
         by_lane = {hit.lane: hit for hit in found_by}
         best = next((by_lane[lane] for lane in PASSAGE_LANES if lane in by_lane), None)
@@ -260,8 +300,22 @@ def top_items(
     min_score: float | None,
     scores: np.ndarray | None = None,
 ) -> list[tuple[int, float, int]]:
-    """The `k` items with the best passage cosine: (item, score, passage), best first. `scores`: every
-    row's cosine with `query` when the caller has it already (two lanes rank the facts; not changed).
+    """`top_rows` as (item, score, passage) tuples, best first (lanes that make a hit of each)."""
+    items, best, passages = top_rows(vectors, query, allowed, k, min_score, scores)
+    return list(zip(items.tolist(), best.tolist(), passages.tolist(), strict=True))
+
+
+def top_rows(
+    vectors: VectorSet,
+    query: np.ndarray,
+    allowed: np.ndarray | None,
+    k: int,
+    min_score: float | None,
+    scores: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The `k` items with the best passage cosine, best first, as arrays: items, scores, passages.
+    `scores`: every row's cosine with `query` when the caller has it already (two lanes rank the facts;
+    not changed).
 
     Exact: every row of the user's vectors is scored. Ties go to the lower item index, and within an
     item to its first passage reaching the best score. Only the best rows are sorted: the first `k`
@@ -269,7 +323,7 @@ def top_items(
     (every row at or above a threshold, ties included) until they hold `k` items or run out.
     """
     if k <= 0 or len(vectors) == 0:
-        return []
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
     scores = vectors.matrix @ query if scores is None else scores
     if allowed is not None and not allowed.all():
         scores = np.where(allowed[vectors.owner], scores, -np.inf)
@@ -290,9 +344,7 @@ def top_items(
             break
         take *= 4
     best = order[np.sort(first)][:k]  # each item's best row, best item first
-    return [
-        (int(vectors.owner[row]), float(scores[row]), int(vectors.passage[row])) for row in best.tolist()
-    ]
+    return vectors.owner[best], scores[best], vectors.passage[best]
 
 
 # -- lanes -----------------------------------------------------------------------------------------
@@ -320,20 +372,18 @@ def memories_lane(
 
 def turn_candidates(
     snapshot: UserSnapshot, query: np.ndarray, turn_ok: np.ndarray, depth: int, min_score: float | None
-) -> list[Candidate]:
+) -> Candidates:
     """The `turns` lane: the user's message passages nearest the question (exact cosine), best turn first."""
-    found = top_items(snapshot.turn_vectors, query, turn_ok, depth, min_score)
-    return [Candidate(item, score, passage) for item, score, passage in found]
+    return Candidates.of(*top_rows(snapshot.turn_vectors, query, turn_ok, depth, min_score))
 
 
 def text_candidates(
     snapshot: UserSnapshot, terms: Sequence[str], turn_ok: np.ndarray, depth: int
-) -> list[Candidate]:
+) -> Candidates:
     """The `text` lane: BM25 over the user's own messages; finds exact words (names, numbers) vectors blur."""
     if depth <= 0 or not terms or not turn_ok.any():
-        return []
-    idx, scores = snapshot.text_index.search(list(terms), depth, allowed=turn_ok)
-    return [Candidate(int(i), float(score)) for i, score in zip(idx, scores, strict=True)]
+        return Candidates.of((), ())
+    return Candidates.of(*snapshot.text_index.search(list(terms), depth, allowed=turn_ok))
 
 
 def entities_lane(snapshot: UserSnapshot, query: np.ndarray, settings: RecallConfig) -> tuple[Hit, ...]:
@@ -448,7 +498,7 @@ def turn_facts(
 
 def fact_turn_candidates(
     snapshot: UserSnapshot, fact_hits: Sequence[Hit], turn_ok: np.ndarray
-) -> list[Candidate]:
+) -> Candidates:
     """The turns the facts were read from, each once, at its best fact.
 
     Facts found by similarity (the facts and user_facts lanes) are ranked together by it, so a turn
@@ -457,7 +507,7 @@ def fact_turn_candidates(
     it is no nearer the question than orthogonal (cosine <= 0) was not found: its turn is no candidate
     (user_facts keeps every fact of the types it chose: the type is what it matched).
     """
-    found: list[Candidate] = []
+    turns, scores, facts = [], [], []
     seen: set[int] = set()
     for hit in sorted(fact_hits, key=_fact_hit_order):
         turn = snapshot.fact_turn(snapshot.facts[hit.index])
@@ -466,8 +516,10 @@ def fact_turn_candidates(
         if turn is None or turn in seen or not turn_ok[turn]:
             continue
         seen.add(turn)
-        found.append(Candidate(turn, hit.score, fact=hit.index))
-    return found
+        turns.append(turn)
+        scores.append(hit.score)
+        facts.append(hit.index)
+    return Candidates.of(turns, scores, facts=facts)
 
 
 #: The fact lanes that score by similarity to the question (the others by stored confidence).

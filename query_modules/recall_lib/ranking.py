@@ -137,11 +137,11 @@ def in_windows(epoch: np.ndarray, windows: Sequence[DayWindow]) -> np.ndarray:
 
 def fuse(lanes: Mapping[str, Sequence[int]], fusion_k: int) -> tuple[np.ndarray, np.ndarray]:
     """Reciprocal-rank fusion: the turns any lane ranked (ascending) and their summed 1/(k + rank)."""
-    turns = [t for ranked in lanes.values() for t in ranked]
-    weights = [1.0 / (fusion_k + r) for ranked in lanes.values() for r in range(1, len(ranked) + 1)]
-    if not turns:
+    ranked = [np.asarray(turns, dtype=np.int64) for turns in lanes.values()]
+    if not sum(map(len, ranked)):
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    candidates, where = np.unique(np.asarray(turns, dtype=np.int64), return_inverse=True)
+    weights = np.concatenate([1.0 / (fusion_k + np.arange(1, len(turns) + 1)) for turns in ranked])
+    candidates, where = np.unique(np.concatenate(ranked), return_inverse=True)
     return candidates, np.bincount(where, weights=weights, minlength=len(candidates))
 
 
@@ -169,23 +169,31 @@ def session_bonus(candidates: np.ndarray, base: np.ndarray, sessions: np.ndarray
 
 def neighbour_spill(
     candidates: np.ndarray, base: np.ndarray, previous: np.ndarray, following: np.ndarray
-) -> np.ndarray:
-    """Per turn of the user (dense): the best base among candidates up to `NEIGHBOUR_REACH` places away
-    in its session, 0 where none is.
+) -> tuple[np.ndarray, np.ndarray]:
+    """The turns up to `NEIGHBOUR_REACH` places from a candidate in its session (ascending), each with
+    the best base among the candidates that reach it.
 
     Why: an answer is often spread over consecutive turns (a question and its reply, a story told in
     two messages), and the turn next to a strong hit often shares no word with the question. The
     caller passes the bases without the side signals (`SIDE_SIGNALS`): they say whose turns answer, so
-    the other side's reply next to such a turn must not inherit that lift.
+    the other side's reply next to such a turn must not inherit that lift. Only the candidates'
+    neighbours are touched, never an array over all the user's turns.
     """
-    best = np.zeros(len(previous))
+    reached_turns, reached_bases = [], []
     for links in (previous, following):
         step = candidates
         for _ in range(NEIGHBOUR_REACH):
             step = np.where(step >= 0, links[np.maximum(step, 0)], -1)
             reached = step >= 0
-            np.maximum.at(best, step[reached], base[reached])
-    return best
+            reached_turns.append(step[reached])
+            reached_bases.append(base[reached])
+    turns, bases = np.concatenate(reached_turns), np.concatenate(reached_bases)
+    if not len(turns):
+        return turns, bases
+    order = np.argsort(turns, kind="stable")
+    turns, bases = turns[order], bases[order]
+    starts = np.flatnonzero(np.r_[True, turns[1:] != turns[:-1]])
+    return turns[starts], np.maximum(np.maximum.reduceat(bases, starts), 0.0)
 
 
 def rank_turns(
@@ -223,22 +231,24 @@ def rank_turns(
         if weights.session_boost
         else np.zeros(len(candidates))
     )
-    score = np.zeros(len(allowed))
-    score[candidates] = base + session
-    present = np.zeros(len(allowed), dtype=bool)
-    present[candidates] = True
-    spill = np.zeros(len(allowed))
+    spill_turns, spill = np.zeros(0, dtype=np.int64), np.zeros(0)
     if weights.neighbour_boost:
-        spill = weights.neighbour_boost * neighbour_spill(
-            candidates, spill_base, facts.previous, facts.following
-        )
-        spill[~allowed] = 0.0
-        score += spill
-        present |= spill > 0
-    turns = np.flatnonzero(present)  # ascending: ties go to the earlier turn
-    chosen = turns[np.lexsort((turns, -score[turns]))[:budget]].tolist()
-    position = {t: i for i, t in enumerate(candidates.tolist())}
-    lane_ranks = {lane: {t: r for r, t in enumerate(ranked, 1)} for lane, ranked in lanes.items()}
+        spill_turns, spill = neighbour_spill(candidates, spill_base, facts.previous, facts.following)
+        spill = weights.neighbour_boost * spill
+        lifted = (spill > 0) & allowed[spill_turns]
+        spill_turns, spill = spill_turns[lifted], spill[lifted]
+    turns = np.union1d(candidates, spill_turns)  # ascending: ties go to the earlier turn
+    score = np.zeros(len(turns))
+    score[np.searchsorted(turns, candidates)] = base + session
+    score[np.searchsorted(turns, spill_turns)] += spill
+    chosen = turns[np.lexsort((turns, -score))[:budget]].tolist()
+    chosen_score = dict(zip(turns.tolist(), score.tolist(), strict=True))
+    spilled = dict(zip(spill_turns.tolist(), spill.tolist(), strict=True))
+    position = dict(zip(candidates.tolist(), range(len(candidates)), strict=True))
+    lane_ranks = {
+        lane: dict(zip(np.asarray(ranked).tolist(), range(1, len(ranked) + 1), strict=True))
+        for lane, ranked in lanes.items()
+    }
     ranked = []
     for rank, turn in enumerate(chosen, 1):
         lifts = []
@@ -247,8 +257,8 @@ def rank_turns(
             lifts += [Lift(name, factor=factor) for name, mask, factor in factors if mask[at]]
             if session[at] > 0:
                 lifts.append(Lift("session", amount=float(session[at])))
-        if spill[turn] > 0:
-            lifts.append(Lift("neighbour", amount=float(spill[turn])))
+        if turn in spilled:
+            lifts.append(Lift("neighbour", amount=spilled[turn]))
         found = tuple((lane, ranks[turn]) for lane, ranks in lane_ranks.items() if turn in ranks)
-        ranked.append(RankedTurn(turn, rank, float(score[turn]), found, tuple(lifts)))
+        ranked.append(RankedTurn(turn, rank, chosen_score[turn], found, tuple(lifts)))
     return ranked
