@@ -241,24 +241,39 @@ def rank_turns(
     score = np.zeros(len(turns))
     score[np.searchsorted(turns, candidates)] = base + session
     score[np.searchsorted(turns, spill_turns)] += spill
-    chosen = turns[np.lexsort((turns, -score))[:budget]].tolist()
-    chosen_score = dict(zip(turns.tolist(), score.tolist(), strict=True))
-    spilled = dict(zip(spill_turns.tolist(), spill.tolist(), strict=True))
-    position = dict(zip(candidates.tolist(), range(len(candidates)), strict=True))
-    lane_ranks = {
-        lane: dict(zip(np.asarray(ranked).tolist(), range(1, len(ranked) + 1), strict=True))
-        for lane, ranked in lanes.items()
-    }
+    best = np.lexsort((turns, -score))[:budget]
+    chosen = turns[best]
+    candidate_at = _positions(candidates, chosen)
+    spill_at = _positions(spill_turns, chosen)
+    lane_ranks = {lane: _last_ranks(lane_turns, chosen) for lane, lane_turns in lanes.items()}
     ranked = []
-    for rank, turn in enumerate(chosen, 1):
+    for place, (turn, turn_score) in enumerate(zip(chosen.tolist(), score[best].tolist(), strict=True)):
         lifts = []
-        at = position.get(turn)
-        if at is not None:
+        at = int(candidate_at[place])
+        if at >= 0:
             lifts += [Lift(name, factor=factor) for name, mask, factor in factors if mask[at]]
             if session[at] > 0:
                 lifts.append(Lift("session", amount=float(session[at])))
-        if turn in spilled:
-            lifts.append(Lift("neighbour", amount=spilled[turn]))
-        found = tuple((lane, ranks[turn]) for lane, ranks in lane_ranks.items() if turn in ranks)
-        ranked.append(RankedTurn(turn, rank, chosen_score[turn], found, tuple(lifts)))
+        if spill_at[place] >= 0:
+            lifts.append(Lift("neighbour", amount=float(spill[spill_at[place]])))
+        found = tuple((lane, int(ranks[place])) for lane, ranks in lane_ranks.items() if ranks[place])
+        ranked.append(RankedTurn(turn, place + 1, turn_score, found, tuple(lifts)))
     return ranked
+
+
+def _positions(ascending: np.ndarray, turns: np.ndarray) -> np.ndarray:
+    """Where each of `turns` stands in the ascending, distinct `ascending` (-1: not in it)."""
+    if not len(ascending):
+        return np.full(len(turns), -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(ascending, turns), len(ascending) - 1)
+    return np.where(ascending[at] == turns, at, -1)
+
+
+def _last_ranks(lane_turns: Sequence[int], turns: np.ndarray) -> np.ndarray:
+    """Each of `turns`' 1-based rank among a lane's turns (its last place there), 0 when absent."""
+    ranked = np.asarray(lane_turns, dtype=np.int64)
+    if not len(ranked):
+        return np.zeros(len(turns), dtype=np.int64)
+    match = ranked[None, :] == turns[:, None]
+    last = len(ranked) - np.argmax(match[:, ::-1], axis=1)
+    return np.where(match.any(axis=1), last, 0)
