@@ -13,6 +13,7 @@ from itertools import islice
 import numpy as np
 
 from .config import RecallConfig
+from .distinct import first_positions
 from .kinds import ENTITY, FACT, NOTE, TURN
 from .question_dates import question_windows
 from .ranking import named_participant, rank_turns
@@ -339,11 +340,11 @@ def top_rows(
             rows = np.flatnonzero(scores >= threshold)
         order = rows[np.lexsort((vectors.owner[rows], -scores[rows]))]  # stable: rows ascending
         owners = vectors.owner[order]
-        _, first = np.unique(owners, return_index=True)
+        first = first_positions(owners)
         if len(first) >= k or take >= live:
             break
         take *= 4
-    best = order[np.sort(first)][:k]  # each item's best row, best item first
+    best = order[first][:k]  # each item's best row, best item first
     return vectors.owner[best], scores[best], vectors.passage[best]
 
 
@@ -451,7 +452,7 @@ def user_facts_lane(
     if settings.user_fact_types <= 0 or settings.user_facts_k <= 0:
         return ()
     names, codes = snapshot.fact_types
-    present = np.unique(codes[fact_ok])  # sorted, so types are ranked in name order on a tie
+    present = np.flatnonzero(np.bincount(codes[fact_ok]))  # ascending: types rank in name order on a tie
     if not len(present):
         return ()
     texts = [relation_text(names[c], snapshot.relation_descriptions.get(names[c])) for c in present.tolist()]
@@ -537,6 +538,8 @@ DERIVED_ORDER = {"facts": 0, "user_facts": 1, "entity_facts": 2, "turn_facts": 3
 
 def sentence_passage(passages: Sequence[str], sentence: str) -> int:
     """The passage holding a fact's sentence (verbatim, else sharing most of its words)."""
+    if len(passages) == 1:
+        return 0
     for i, passage in enumerate(passages):
         if sentence and sentence in passage:
             return i

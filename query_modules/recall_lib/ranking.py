@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .distinct import distinct, distinct_with_inverse
 from .question_dates import DayWindow
 from .textindex import tokenize
 
@@ -141,7 +142,7 @@ def fuse(lanes: Mapping[str, Sequence[int]], fusion_k: int) -> tuple[np.ndarray,
     if not sum(map(len, ranked)):
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     weights = np.concatenate([1.0 / (fusion_k + np.arange(1, len(turns) + 1)) for turns in ranked])
-    candidates, where = np.unique(np.concatenate(ranked), return_inverse=True)
+    candidates, where = distinct_with_inverse(np.concatenate(ranked))
     return candidates, np.bincount(where, weights=weights, minlength=len(candidates))
 
 
@@ -161,10 +162,10 @@ def session_bonus(candidates: np.ndarray, base: np.ndarray, sessions: np.ndarray
     starts = np.r_[0, np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1]
     place = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
     top = order[(place < SESSION_TOP) & (sorted_codes >= 0)]
-    strength: dict[int, float] = {}
-    for code, value in zip(codes[top].tolist(), base[top].tolist(), strict=True):
-        strength[code] = strength.get(code, 0.0) + value
-    return np.array([strength.get(code, 0.0) for code in codes.tolist()])
+    strong, member = distinct_with_inverse(codes[top])
+    strength = np.bincount(member, weights=base[top], minlength=len(strong))  # summed best first
+    at = _positions(strong, codes)
+    return np.where(at >= 0, strength[np.maximum(at, 0)], 0.0)
 
 
 def neighbour_spill(
@@ -237,7 +238,7 @@ def rank_turns(
         spill = weights.neighbour_boost * spill
         lifted = (spill > 0) & allowed[spill_turns]
         spill_turns, spill = spill_turns[lifted], spill[lifted]
-    turns = np.union1d(candidates, spill_turns)  # ascending: ties go to the earlier turn
+    turns = distinct(np.concatenate((candidates, spill_turns)))  # ascending: ties go to the earlier turn
     score = np.zeros(len(turns))
     score[np.searchsorted(turns, candidates)] = base + session
     score[np.searchsorted(turns, spill_turns)] += spill

@@ -388,6 +388,8 @@ def overlap_best(passages: Sequence[str], question_terms: Iterable[str]) -> int:
     """The index of the passage sharing the most distinct ``question_terms``; the first on a tie."""
     if not passages:
         raise ValueError("passages must not be empty")
+    if len(passages) == 1:
+        return 0  # most turns: nothing to tokenise
     wanted = set(question_terms)
     overlaps = [len(wanted.intersection(tokenize(passage))) for passage in passages]
     return overlaps.index(max(overlaps))
