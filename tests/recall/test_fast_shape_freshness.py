@@ -159,3 +159,31 @@ def test_duplicate_user_ids_are_refused_in_the_fast_shape_as_in_the_string_form(
     for form in FORMS:
         with pytest.raises(Exception, match="user: 2 :User nodes have user_id 'bob'"):
             ask(rt, form, user="bob")
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_an_edited_or_deleted_fact_between_two_entities_is_never_shown(form):
+    """The fact is read back through its tail's in-edges (an entity's mention edges all leave it): an
+    edit or a deletion of a fact whose ends are both entities is caught there."""
+    from memgraph_recall.client import setup_store
+    from memgraph_recall.datasets.memory_graph import MemoryGraph
+
+    g = MemoryGraph()
+    ana = g.user("ana")
+    a1 = g.message(g.session(ana, "ana-s1"), "ana-1", "ana kayak trip to the lake", "2024-01-01T10:00:00Z",
+                   passage_embeddings=[axis(1)], embedding_model=MODEL)
+    kayak, lake = (g.entity(t, embedding=axis(4), embedding_model=MODEL) for t in ("blue kayak", "lake"))
+    for entity in (kayak, lake):
+        g.mention(entity, g.chunk(a1, "kayak chunk"), "ana-1")
+    g.fact(kayak, "PADDLED_ON", lake, "ana-1", "the blue kayak went out on the lake", valid_at="2024-01-01",
+           role="user", confidence=0.9, embedding=axis(4), embedding_model=MODEL)
+    rt = runtime(g.elements())
+    setup_store(rt.store)
+    assert "went out on the lake" in ask(rt, form)
+    (fact,) = [e for e in rt.store.get_vertex(vertex_of(rt, "Entity", "text", "lake")).in_edges
+               if e.type == "PADDLED_ON"]
+    rt.store.set_edge_property(fact.id, "text", "the blue kayak stayed ashore")
+    rows = ask(rt, form)
+    assert "went out on the lake" not in rows and "stayed ashore" in rows
+    rt.store.delete_edge(fact.id)
+    assert "stayed ashore" not in ask(rt, form)
