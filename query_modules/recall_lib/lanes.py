@@ -167,7 +167,7 @@ def run_lanes(
         hits["memories"] = memories_lane(snapshot, query if vectors_on else None, terms, settings)
     if "text" in wanted and settings.text_k:
         candidates["text"] = text_candidates(snapshot, terms, turn_ok, depth)
-    fact_pool: list[Hit] = []
+    fact_pool = RankedFacts.of((), ())
     if vectors_on:
         if "turns" in wanted and settings.turns_k:
             candidates["turns"] = turn_candidates(snapshot, query, turn_ok, depth, settings.min_score)
@@ -178,10 +178,9 @@ def run_lanes(
             )
         fact_scores = fact_cosines(snapshot, query) if {"facts", "user_facts"} & wanted else None
         if "facts" in wanted:
-            fact_pool = list(
-                facts_lane(snapshot, query, fact_scores, fact_ok, max(settings.facts_k, depth), settings)
-            )
-            hits["facts"] = tuple(fact_pool[: settings.facts_k])
+            pool_size = max(settings.facts_k, depth)
+            fact_pool = facts_lane(snapshot, query, fact_scores, fact_ok, pool_size, settings)
+            hits["facts"] = fact_pool.hits("facts", settings.facts_k)
         if "user_facts" in wanted:
             hits["user_facts"] = user_facts_lane(
                 snapshot, query, fact_scores, fact_ok, settings, embed_types
@@ -191,12 +190,9 @@ def run_lanes(
         found = zip(text.turns.tolist(), text.scores.tolist(), strict=True)
         text_hits = [Hit("text", rank, score, turn) for rank, (turn, score) in enumerate(found, 1)]
         hits["turn_facts"] = turn_facts(snapshot, text_hits, fact_ok, settings.facts_k)
-    fact_hits = [
-        *fact_pool,
-        *(h for lane in ("entity_facts", "user_facts", "turn_facts") for h in hits.get(lane, ())),
-    ]
-    if fact_hits and settings.fact_turns_k:
-        candidates["fact_turns"] = fact_turn_candidates(snapshot, fact_hits, turn_ok).head(depth)
+    fact_hits = [h for lane in ("entity_facts", "user_facts", "turn_facts") for h in hits.get(lane, ())]
+    if (len(fact_pool) or fact_hits) and settings.fact_turns_k:
+        candidates["fact_turns"] = fact_turn_candidates(snapshot, fact_pool, fact_hits, turn_ok).head(depth)
     widths = {"text": settings.text_k, "fact_turns": settings.fact_turns_k, "turns": settings.turns_k}
     for lane in TURN_LANES:
         if lane in candidates:
@@ -399,6 +395,26 @@ def fact_cosines(snapshot: UserSnapshot, query: np.ndarray) -> np.ndarray | None
     return vectors.matrix @ query if len(vectors) else None
 
 
+@dataclass(frozen=True)
+class RankedFacts:
+    """Facts best first, as arrays: the facts lane ranks `fusion_depth` of them (hundreds) for
+    `fact_turns`, and only its first `facts_k` become hits."""
+
+    items: np.ndarray  # int64 indexes into the snapshot's facts
+    scores: np.ndarray  # float64 cosines
+
+    @classmethod
+    def of(cls, items: Sequence[int], scores: Sequence[float]) -> "RankedFacts":
+        return cls(np.asarray(items, dtype=np.int64), np.asarray(scores, dtype=np.float64))
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def hits(self, lane: str, k: int) -> tuple[Hit, ...]:
+        found = zip(self.items[:k].tolist(), self.scores[:k].tolist(), strict=True)
+        return tuple(Hit(lane, rank, score, item) for rank, (item, score) in enumerate(found, 1))
+
+
 def facts_lane(
     snapshot: UserSnapshot,
     query: np.ndarray,
@@ -406,11 +422,11 @@ def facts_lane(
     fact_ok: np.ndarray,
     k: int,
     settings: RecallConfig,
-) -> tuple[Hit, ...]:
+) -> RankedFacts:
     """The `k` facts nearest the question (`fact_scores`: `fact_cosines`): an extracted sentence states
     plainly what a turn implies."""
-    found = top_items(snapshot.fact_vectors, query, fact_ok, k, settings.min_score, fact_scores)
-    return tuple(Hit("facts", rank, score, item) for rank, (item, score, _) in enumerate(found, 1))
+    items, scores, _ = top_rows(snapshot.fact_vectors, query, fact_ok, k, settings.min_score, fact_scores)
+    return RankedFacts.of(items, scores)
 
 
 def entity_facts(
@@ -498,9 +514,10 @@ def turn_facts(
 
 
 def fact_turn_candidates(
-    snapshot: UserSnapshot, fact_hits: Sequence[Hit], turn_ok: np.ndarray
+    snapshot: UserSnapshot, pool: RankedFacts, fact_hits: Sequence[Hit], turn_ok: np.ndarray
 ) -> Candidates:
-    """The turns the facts were read from, each once, at its best fact.
+    """The turns the facts were read from, each once, at its best fact (`pool`: the facts lane's
+    ranking; `fact_hits`: the other fact lanes' hits).
 
     Facts found by similarity (the facts and user_facts lanes) are ranked together by it, so a turn
     whose fact is nearest the question comes first whichever lane found it; facts reached by entity or
@@ -508,29 +525,38 @@ def fact_turn_candidates(
     it is no nearer the question than orthogonal (cosine <= 0) was not found: its turn is no candidate
     (user_facts keeps every fact of the types it chose: the type is what it matched).
     """
-    turns, scores, facts = [], [], []
+    similar = [h for h in fact_hits if h.lane in SIMILARITY_FACT_LANES]
+    items = np.concatenate([pool.items, np.asarray([h.index for h in similar], dtype=np.int64)])
+    scores = np.concatenate([pool.scores, np.asarray([h.score for h in similar], dtype=np.float64)])
+    ranks = np.r_[np.arange(1, len(pool) + 1), np.asarray([h.rank for h in similar], dtype=np.int64)]
+    orders = np.asarray([DERIVED_ORDER[h.lane] for h in similar], dtype=np.int64)
+    lanes = np.r_[np.zeros(len(pool), dtype=np.int64), orders]
+    order = np.lexsort((lanes, ranks, -scores))  # stable: a full tie keeps the lanes' own order
+    order = order[(lanes[order] != DERIVED_ORDER["facts"]) | (scores[order] > 0)]
+    rest = sorted(
+        (h for h in fact_hits if h.lane not in SIMILARITY_FACT_LANES),
+        key=lambda h: (DERIVED_ORDER.get(h.lane, 9), h.rank),
+    )
+    ordered = zip(
+        [*items[order].tolist(), *(h.index for h in rest)],
+        [*scores[order].tolist(), *(h.score for h in rest)],
+        strict=True,
+    )
+    turns, turn_scores, facts = [], [], []
     seen: set[int] = set()
-    for hit in sorted(fact_hits, key=_fact_hit_order):
-        turn = snapshot.fact_turn(snapshot.facts[hit.index])
-        if hit.lane == "facts" and hit.score <= 0:
-            continue
+    for fact, score in ordered:
+        turn = snapshot.fact_turn(snapshot.facts[fact])
         if turn is None or turn in seen or not turn_ok[turn]:
             continue
         seen.add(turn)
         turns.append(turn)
-        scores.append(hit.score)
-        facts.append(hit.index)
-    return Candidates.of(turns, scores, facts=facts)
+        turn_scores.append(score)
+        facts.append(fact)
+    return Candidates.of(turns, turn_scores, facts=facts)
 
 
 #: The fact lanes that score by similarity to the question (the others by stored confidence).
 SIMILARITY_FACT_LANES = ("facts", "user_facts")
-
-
-def _fact_hit_order(hit: Hit) -> tuple:
-    if hit.lane in SIMILARITY_FACT_LANES:
-        return (0, -hit.score, hit.rank, DERIVED_ORDER[hit.lane])
-    return (1, DERIVED_ORDER.get(hit.lane, 9), hit.rank)
 
 
 DERIVED_ORDER = {"facts": 0, "user_facts": 1, "entity_facts": 2, "turn_facts": 3}

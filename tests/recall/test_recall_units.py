@@ -178,3 +178,56 @@ def test_entity_facts_take_each_entitys_first_allowed_unseen_facts(allowed, per_
     taken_second = [f for f in ok if f < min(shared, n) and f not in taken_first][:per_entity]
     assert [h.index for h in found] == taken_first + taken_second
     assert [h.rank for h in found] == list(range(1, len(found) + 1))
+
+
+_LANE_ORDER = {"facts": 0, "user_facts": 1, "entity_facts": 2, "turn_facts": 3}
+
+
+def _fact_turns_by_hand(pool, hits, fact_turn, turn_ok):
+    """The fact_turns rule written plainly over Hit objects: similarity lanes by score (then rank, then
+    lane), confidence lanes after in lane then rank order; the facts lane's cosine <= 0 is no find."""
+    from recall_lib.lanes import Hit
+
+    every = [Hit("facts", rank, score, item) for rank, (item, score) in enumerate(pool, 1)] + list(hits)
+
+    def key(hit):
+        if hit.lane in ("facts", "user_facts"):
+            return (0, -hit.score, hit.rank, _LANE_ORDER[hit.lane])
+        return (1, _LANE_ORDER[hit.lane], hit.rank)
+
+    found, seen = [], set()
+    for hit in sorted(every, key=key):
+        turn = fact_turn[hit.index]
+        if (hit.lane == "facts" and hit.score <= 0) or turn is None or turn in seen or not turn_ok[turn]:
+            continue
+        seen.add(turn)
+        found.append((turn, hit.score, hit.index))
+    return found
+
+
+@given(
+    st.lists(st.sampled_from([-0.5, 0.0, 0.25, 0.5, 0.75]), max_size=12),
+    st.lists(st.tuples(st.sampled_from(["user_facts", "entity_facts", "turn_facts"]),
+                       st.sampled_from([0.0, 0.25, 0.5, 0.9]), st.integers(0, 19)), max_size=12),
+    st.lists(st.one_of(st.none(), st.integers(0, 5)), min_size=20, max_size=20),
+    st.lists(st.booleans(), min_size=6, max_size=6),
+)
+def test_fact_turns_merge_the_fact_lanes_as_the_rule_says(pool_scores, others, fact_turn, turn_ok):
+    """The facts lane's pool (arrays) and the other lanes' hits give the turns the plain rule gives."""
+    from types import SimpleNamespace
+
+    from recall_lib.lanes import Hit, RankedFacts, fact_turn_candidates
+
+    pool = [(i + 10 if i < 10 else i - 10, score) for i, score in enumerate(pool_scores)]
+    ranks: dict[str, int] = {}
+    hits = []
+    for lane, score, item in others:
+        ranks[lane] = ranks.get(lane, 0) + 1
+        hits.append(Hit(lane, ranks[lane], score, item))
+    facts = [SimpleNamespace(source_id=i) for i in range(20)]
+    snapshot = SimpleNamespace(facts=facts, fact_turn=lambda fact: fact_turn[fact.source_id])
+    mask = np.asarray(turn_ok)
+    ranked = RankedFacts.of([item for item, _ in pool], [score for _, score in pool])
+    found = fact_turn_candidates(snapshot, ranked, hits, mask)
+    got = list(zip(found.turns.tolist(), found.scores.tolist(), found.facts.tolist(), strict=True))
+    assert got == _fact_turns_by_hand(pool, hits, fact_turn, mask)
