@@ -172,12 +172,17 @@ def mention_skip(edge: Any, action_ids: Container[str], entity: Any = None) -> s
 
 
 def fact_ends(
-    edge: Any, user_id: int, holder: Any = None, holder_is_head: bool = True
+    edge: Any,
+    user_id: int,
+    holder: Any = None,
+    holder_is_head: bool = True,
+    entity_ids: Container[int] = frozenset(),
 ) -> tuple[bool, bool, tuple[Any, Any]] | None:
     """(head is the User, tail is the User, (head, tail)) of a fact edge, each end handed out once;
     None when an end is neither the User nor an entity, or both are the User. `holder`: the end the
     caller reached the edge from (its head when `holder_is_head`), the User or an entity that passed
-    the structural-label rule already: that end is neither handed out nor read again."""
+    the structural-label rule already: that end is neither handed out nor read again. `entity_ids`:
+    vertices this call saw pass that rule (the user's entities): their labels are not read again."""
     ends, vertices = [], []
     for is_head in (True, False):
         if holder is not None and is_head == holder_is_head:
@@ -185,9 +190,10 @@ def fact_ends(
         else:
             vertex = edge.from_vertex if is_head else edge.to_vertex
         vertices.append(vertex)
-        if vertex.id == user_id:
+        vertex_id = vertex.id
+        if vertex_id == user_id:
             ends.append(True)
-        elif vertex is not holder and labels_of(vertex) & s.STRUCTURAL_LABELS:
+        elif vertex is not holder and vertex_id not in entity_ids and labels_of(vertex) & s.STRUCTURAL_LABELS:
             return None
         else:
             ends.append(False)
@@ -649,7 +655,7 @@ def collect_entities_and_facts(
             source_id = id_text(edge.properties.get(s.SOURCE_ID))
             if source_id is None or source_id not in action_ids:
                 continue
-            ends = fact_ends(edge, user_id, holder, holder_is_head)
+            ends = fact_ends(edge, user_id, holder, holder_is_head, entities)
             if ends is None:
                 owned.skipped["fact_with_a_foreign_end"] += 1
             else:

@@ -12,7 +12,8 @@ from collections import Counter
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import is_not, itemgetter
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from .ownership import OwnedAction, OwnedFact, OwnedGraph, id_text
 from .passages import PASSAGE_CHARS, split_passages
 from .timeparse import to_utc
 from .turn_reuse import TurnReuse
-from .turn_table import Turn, TurnTable, time_order
+from .turn_table import Turn, TurnTable, time_order_keys
 from .vector_rows import VectorCollector, VectorSet
 
 _DEFAULT_SPEAKERS = {"user_message": "user", "assistant_message": "assistant"}
@@ -191,17 +192,23 @@ class TurnReader:
         many lack one from the model, and which (positions) have none (a vector may come later)."""
         rows = self.rows
         kept = range(len(rows)) if keep is None else [i for i, row in enumerate(rows) if row[0] in keep]
-        order = sorted(kept, key=lambda i: time_order(rows[i][3], rows[i][1]))
+        keys = time_order_keys(list(map(itemgetter(3), rows)), list(map(itemgetter(1), rows)))
+        order = sorted(kept, key=keys.__getitem__)
         vectors, bad = self.collector.build()
         if order != list(range(len(rows))):
             vectors = vectors.renumbered(np.asarray(order, dtype=np.int64), len(rows))
-        with_vectors = sum(self._vectored[i] for i in order)
+        with_vectors = sum(map(self._vectored.__getitem__, order))
         bad_kept = len(bad.intersection(order)) if bad else 0
-        rows = [rows[i] for i in order]
+        rows = list(map(rows.__getitem__, order))
         without = len(rows) - with_vectors + bad_kept if self.dim is not None else len(rows)
-        split = {i: row[7] for i, row in enumerate(rows) if row[7] is not None and row[7] != (row[6],)}
         # Column by column: `zip(*rows)` would hold an iterator per row, 100k objects for the collector.
-        columns = [list(map(itemgetter(k), rows)) for k in range(7)] if rows else []
+        columns = [list(map(itemgetter(k), rows)) for k in range(8)] if rows else []
+        passages = columns.pop() if rows else []
+        split = {
+            i: passages[i]
+            for i in compress(range(len(rows)), map(is_not, passages, repeat(None)))
+            if passages[i] != (columns[6][i],)
+        }
         return TurnTable(*columns, split=split), vectors, without, vectors.without_rows(len(rows))
 
 

@@ -360,10 +360,18 @@ def _tokenize_all(docs: Sequence[str]) -> tuple[np.ndarray, np.ndarray, dict[str
             terms = tokenize(run.decode("utf-8", "surrogatepass"))
         term_start[position], term_count[position] = len(flat_terms), len(terms)
         flat_terms.extend(vocabulary.setdefault(term, len(vocabulary)) for term in terms)
+    flat = np.asarray(flat_terms, dtype=np.int64)
+    if term_count.max(initial=0) <= 1:  # every run one term or none (most texts): a lookup, no gather
+        term_of_run = np.full(len(term_count), -1, dtype=np.int64)
+        single = np.flatnonzero(term_count == 1)
+        term_of_run[single] = flat[term_start[single]]
+        terms = term_of_run[run_ids]
+        kept = terms >= 0
+        return terms[kept], token_docs[kept], vocabulary
     counts = term_count[run_ids]
     first_of_run = np.cumsum(counts) - counts
     gather = np.repeat(term_start[run_ids] - first_of_run, counts) + np.arange(counts.sum())
-    return np.asarray(flat_terms, dtype=np.int64)[gather], np.repeat(token_docs, counts), vocabulary
+    return flat[gather], np.repeat(token_docs, counts), vocabulary
 
 
 def query_terms(question: str, index: BM25Index) -> list[str]:

@@ -273,6 +273,35 @@ def test_fact_ends_hands_out_only_the_end_the_caller_did_not_arrive_from():
     assert fact_ends(both, ann.id)[:2] == (True, False) and both.handed == Counter(head=1, tail=1)
 
 
+class LabelCountingVertex(FakeVertex):
+    """A vertex that counts how often its labels are read."""
+
+    reads = 0
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "labels":
+            object.__setattr__(self, "reads", object.__getattribute__(self, "reads") + 1)
+        return object.__getattribute__(self, name)
+
+
+def test_fact_ends_read_no_labels_of_an_end_this_call_already_admitted_as_an_entity():
+    g, ann, _, _, _ = two_users()
+    zoe, max_ = g.v(text="Zoe"), g.v(text="Max")
+    admitted = LabelCountingVertex(max_.id, (), {"text": "Max"})
+    assert fact_ends(EndCountingEdge(zoe, admitted), ann.id, zoe, True, {admitted.id}) == (
+        False,
+        False,
+        (zoe, admitted),
+    )
+    assert admitted.reads == 0
+    other = LabelCountingVertex(max_.id, (), {"text": "Max"})
+    assert fact_ends(EndCountingEdge(zoe, other), ann.id, zoe, True)[:2] == (False, False)
+    assert other.reads == 1
+    # an end not among the admitted entities is still held to the structural-label rule
+    ghost = g.v("Session")
+    assert fact_ends(EndCountingEdge(zoe, ghost), ann.id, zoe, True, {admitted.id}) is None
+
+
 def test_the_walk_records_every_holders_in_edges_as_a_fresh_read_finds_them():
     """The cache's baseline takes each Session's and Agent's in-edge ids from the ownership checks
     instead of looking the holder up again: they must be all of them, in graph order."""
