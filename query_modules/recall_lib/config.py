@@ -56,6 +56,7 @@ class RecallConfig:
     neighbour_boost: float = 0.5
     date_boost: float = 1.0
     role_boost: float = 2.0
+    other_side_spill: float = 1.0
     embedding_model: str | None = None
     query_instruction: str | None = None
     query_vector: tuple[float, ...] | None = None
@@ -79,6 +80,7 @@ class RecallConfig:
             self.neighbour_boost,
             self.date_boost,
             self.role_boost,
+            self.other_side_spill,
         )
 
 
@@ -282,6 +284,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "neighbour_boost": (_bounded_number(0, 1), _QUERYING),
     "date_boost": (_bounded_number(0, 10), _QUERYING),
     "role_boost": (_bounded_number(0, 10), _QUERYING),
+    "other_side_spill": (_bounded_number(0, 1), _QUERYING),
     "embedding_model": (_name, _ALL),
     "query_instruction": (_string, _QUERYING),
     "query_vector": (_vector, _QUERYING),

@@ -14,6 +14,8 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                + neighbour_boost x (the best base among turns up to NEIGHBOUR_REACH places
                                     before or after t in its session, without the speaker
                                     and role lifts)
+                                 x other_side_spill  when the question asks one side and t is
+                                                     on the other (`other_side_shares`)
 
 Each signal is a function below with the reason it exists. A turn lifted only by a neighbour passes
 the same filters as any candidate (`allowed`); the caller verifies every shown row against the graph.
@@ -49,6 +51,7 @@ class RankingWeights:
     neighbour_boost: float
     date_boost: float
     role_boost: float = 0.0
+    other_side_spill: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -197,6 +200,17 @@ def neighbour_spill(
     return turns[starts], np.maximum(np.maximum.reduceat(bases, starts), 0.0)
 
 
+def other_side_shares(turns: np.ndarray, roles: Sequence[str], role: str, share: float) -> np.ndarray:
+    """Per turn of `turns`: `share` when it is not on the asked `role`'s side, else 1.
+
+    Why: a question that asks one side ("what did I say", "my") is answered by that side's turns; the
+    other side's reply beside a hit is context that restates the topic. Given a full neighbour share it
+    fills the budget with replies next to the best hit, crowding out the asked side's turns in other
+    sessions, which are the second and third pieces of evidence a counting question needs.
+    """
+    return np.array([1.0 if roles[t] == role else share for t in turns.tolist()])
+
+
 def rank_turns(
     lanes: Mapping[str, Sequence[int]],
     facts: TurnFacts,
@@ -236,6 +250,8 @@ def rank_turns(
     if weights.neighbour_boost:
         spill_turns, spill = neighbour_spill(candidates, spill_base, facts.previous, facts.following)
         spill = weights.neighbour_boost * spill
+        if role is not None and weights.role_boost and len(facts.roles) and weights.other_side_spill != 1:
+            spill = spill * other_side_shares(spill_turns, facts.roles, role, weights.other_side_spill)
         lifted = (spill > 0) & allowed[spill_turns]
         spill_turns, spill = spill_turns[lifted], spill[lifted]
     turns = distinct(np.concatenate((candidates, spill_turns)))  # ascending: ties go to the earlier turn

@@ -95,6 +95,29 @@ def test_neighbours_inherit_a_hit_without_the_side_lifts():
     assert spill(weights(neighbour_boost=0.5, date_boost=1.0), windows=[window]) == pytest.approx(2 * plain)
 
 
+def test_other_side_spill_shrinks_what_the_other_sides_turn_beside_a_hit_inherits():
+    # A user turn (0) and the assistant's reply (1) in one session; another user turn (2) elsewhere.
+    roles = ["user_message", "assistant_message", "user_message"]
+    facts = replace(conversation(["a", "a", "b"]), roles=roles)
+    lanes = {"text": [0, 2]}
+
+    def ranked(share, **signals):
+        w = weights(neighbour_boost=1.0, role_boost=0.1, other_side_spill=share)
+        return rank_turns(lanes, facts, np.ones(3, dtype=bool), w, 2, **signals)
+
+    def reply_lift(share, **signals):
+        w = weights(neighbour_boost=1.0, role_boost=0.1, other_side_spill=share)
+        ranked = rank_turns(lanes, facts, np.ones(3, dtype=bool), w, 3, **signals)
+        turn = next(r for r in ranked if r.turn == 1)
+        return next(lift.amount for lift in turn.lifts if lift.signal == "neighbour")
+
+    assert [r.turn for r in ranked(1.0, role="user_message")] == [0, 1]  # the reply crowds out turn 2
+    assert [r.turn for r in ranked(0.5, role="user_message")] == [0, 2]
+    assert reply_lift(0.5, role="user_message") == pytest.approx(0.5 / 6)
+    assert [r.turn for r in ranked(0.5)] == [0, 1]  # the question asks no side: the full share
+    assert reply_lift(0.5, role="assistant_message") == pytest.approx(1 / 6)  # the asked side keeps it
+
+
 def test_named_participant_matches_whole_words_of_this_users_speakers_only():
     participants = {"Caroline": ("caroline",), "Mel Ortiz": ("mel", "ortiz"), "user": ("user",)}
     found = named_participant("When did Caroline go to the parade?", participants)
