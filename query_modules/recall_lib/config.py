@@ -57,6 +57,7 @@ class RecallConfig:
     date_boost: float = 1.0
     role_boost: float = 2.0
     other_side_spill: float = 1.0
+    session_spread: float = 0.0
     embedding_model: str | None = None
     query_instruction: str | None = None
     query_vector: tuple[float, ...] | None = None
@@ -81,6 +82,7 @@ class RecallConfig:
             self.date_boost,
             self.role_boost,
             self.other_side_spill,
+            self.session_spread,
         )
 
 
@@ -285,6 +287,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "date_boost": (_bounded_number(0, 10), _QUERYING),
     "role_boost": (_bounded_number(0, 10), _QUERYING),
     "other_side_spill": (_bounded_number(0, 1), _QUERYING),
+    "session_spread": (_bounded_number(0, 10), _QUERYING),
     "embedding_model": (_name, _ALL),
     "query_instruction": (_string, _QUERYING),
     "query_vector": (_vector, _QUERYING),

@@ -15,6 +15,7 @@ import numpy as np
 from .config import RecallConfig
 from .distinct import first_positions
 from .kinds import ENTITY, FACT, NOTE, TURN
+from .occasions import gathers_occasions
 from .question_dates import question_windows
 from .ranking import named_participant, rank_turns
 from .roles import asked_role
@@ -238,6 +239,7 @@ def fused_turns(
         speaker if settings.speaker_boost else None,
         windows,
         asked_role(question) if settings.role_boost else None,
+        bool(settings.session_spread) and gathers_occasions(question),
     )
     hits = []
     for count, item in enumerate(ranked):

@@ -16,6 +16,9 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                                     and role lifts)
                                  x other_side_spill  when the question asks one side and t is
                                                      on the other (`other_side_shares`)
+    final(t) = score(t) / (1 + session_spread x (turns of t's session scored above t))
+                                      when the question gathers several occasions ("how many",
+                                      "in total", "the order of": `occasions`), else score(t)
 
 Each signal is a function below with the reason it exists. A turn lifted only by a neighbour passes
 the same filters as any candidate (`allowed`); the caller verifies every shown row against the graph.
@@ -52,6 +55,7 @@ class RankingWeights:
     date_boost: float
     role_boost: float = 0.0
     other_side_spill: float = 1.0
+    session_spread: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -211,6 +215,26 @@ def other_side_shares(turns: np.ndarray, roles: Sequence[str], role: str, share:
     return np.array([1.0 if roles[t] == role else share for t in turns.tolist()])
 
 
+def session_spread(turns: np.ndarray, score: np.ndarray, sessions: np.ndarray, weight: float) -> np.ndarray:
+    """Per turn: 1 / (1 + weight x the number of turns of its session that score above it).
+
+    Why: for a question that gathers several occasions each session holds one piece, so a session's
+    second, third, ... turn is worth less than another session's best; ranked plainly, the session of
+    the best hit fills the rows. Turns of an unknown session (-1) are not discounted.
+    """
+    order = np.lexsort((turns, -score))  # the plain ranking, ties to the earlier turn
+    ranked_sessions = sessions[turns[order]]
+    by_session = np.argsort(ranked_sessions, kind="stable")
+    grouped = ranked_sessions[by_session]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    above = np.arange(len(grouped)) - np.repeat(starts, np.diff(np.r_[starts, len(grouped)]))
+    places = np.empty(len(order), dtype=np.int64)
+    places[by_session] = np.where(grouped >= 0, above, 0)
+    factors = np.empty(len(turns))
+    factors[order] = 1.0 / (1.0 + weight * places)
+    return factors
+
+
 def rank_turns(
     lanes: Mapping[str, Sequence[int]],
     facts: TurnFacts,
@@ -220,8 +244,10 @@ def rank_turns(
     speaker: str | None = None,
     windows: Sequence[DayWindow] = (),
     role: str | None = None,
+    gathers: bool = False,
 ) -> list[RankedTurn]:
-    """The `budget` best turns by the fused score; `lanes` maps each turn lane to its turns, best first."""
+    """The `budget` best turns by the fused score; `lanes` maps each turn lane to its turns, best first;
+    `gathers`: the question gathers several occasions (`occasions.gathers_occasions`)."""
     if budget <= 0:
         return []
     candidates, base = fuse(lanes, weights.fusion_k)
@@ -258,6 +284,10 @@ def rank_turns(
     score = np.zeros(len(turns))
     score[np.searchsorted(turns, candidates)] = base + session
     score[np.searchsorted(turns, spill_turns)] += spill
+    spread = np.ones(len(turns))
+    if gathers and weights.session_spread:
+        spread = session_spread(turns, score, facts.sessions, weights.session_spread)
+        score = score * spread
     best = np.lexsort((turns, -score))[:budget]
     chosen = turns[best]
     candidate_at = _positions(candidates, chosen)
@@ -273,6 +303,8 @@ def rank_turns(
                 lifts.append(Lift("session", amount=float(session[at])))
         if spill_at[place] >= 0:
             lifts.append(Lift("neighbour", amount=float(spill[spill_at[place]])))
+        if spread[best[place]] != 1.0:
+            lifts.append(Lift("spread", factor=float(spread[best[place]])))
         found = tuple((lane, int(ranks[place])) for lane, ranks in lane_ranks.items() if ranks[place])
         ranked.append(RankedTurn(turn, place + 1, turn_score, found, tuple(lifts)))
     return ranked

@@ -118,6 +118,18 @@ def test_other_side_spill_shrinks_what_the_other_sides_turn_beside_a_hit_inherit
     assert reply_lift(0.5, role="assistant_message") == pytest.approx(1 / 6)  # the asked side keeps it
 
 
+def test_session_spread_gives_a_gathering_question_other_sessions_best_turns():
+    # Session a holds the three best hits; session b's one hit is weaker than all of them.
+    facts = conversation(["a", "a", "a", "b"])
+    lanes = {"text": [0, 1, 2, 3]}
+    assert order(lanes, facts, weights(session_spread=1.0), budget=2, gathers=True) == [0, 3]
+    assert order(lanes, facts, weights(session_spread=1.0), budget=2) == [0, 1]  # not a gathering question
+    assert order(lanes, facts, OFF, budget=2, gathers=True) == [0, 1]  # the weight at 0: off
+    ranked = rank_turns(lanes, facts, np.ones(4, dtype=bool), weights(session_spread=1.0), 4, gathers=True)
+    factors = {r.turn: [lift.factor for lift in r.lifts if lift.signal == "spread"] for r in ranked}
+    assert factors == {0: [], 3: [], 1: [pytest.approx(0.5)], 2: [pytest.approx(1 / 3)]}
+
+
 def test_named_participant_matches_whole_words_of_this_users_speakers_only():
     participants = {"Caroline": ("caroline",), "Mel Ortiz": ("mel", "ortiz"), "user": ("user",)}
     found = named_participant("When did Caroline go to the parade?", participants)

@@ -1,0 +1,25 @@
+"""Whether a question gathers several occasions: a count, a total, an order of events.
+
+Why: "How many tanks do I have?", "the total weight of the feed I bought", "the order of the trips I
+took" are answered by pieces said in different conversations, one piece each. A single-fact question
+("When did I buy the feed?") is answered inside one conversation, where the best hit's neighbours and
+session hold the rest; for a gathering question the same pull fills the rows with one conversation and
+leaves the other pieces out. Parsed with `re` only (the module may import nothing outside the standard
+library).
+"""
+
+import re
+
+_GATHERS = re.compile(
+    r"\bhow\s+many\b"
+    r"|\b(?:in\s+total|total|altogether|combined|in\s+all|all\s+together)\b"
+    r"|\b(?:the\s+)?order\s+(?:of|in\s+which)\b"
+    r"|\bfrom\s+(?:the\s+)?(?:earliest|first|oldest)\b"
+    r"|\bwhich\b.{1,60}\b(?:first|earlier|later|last)\b",
+    re.IGNORECASE,
+)
+
+
+def gathers_occasions(question: str) -> bool:
+    """True when `question` counts, sums or orders things said on several occasions."""
+    return _GATHERS.search(question[:4000]) is not None
