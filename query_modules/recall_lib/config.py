@@ -56,8 +56,8 @@ class RecallConfig:
     neighbour_boost: float = 0.5
     date_boost: float = 1.0
     role_boost: float = 2.0
-    other_side_spill: float = 1.0
-    session_spread: float = 0.0
+    other_side_spill: float = 0.25
+    session_spread: float = 0.5
     embedding_model: str | None = None
     query_instruction: str | None = None
     query_vector: tuple[float, ...] | None = None

@@ -38,7 +38,7 @@ FACT: user -[HAS_PET @ 2024-06-01]-> Mochi -- user: "Gina adopted a cat called M
 TURN [session g-s1, 2024-06-01T06:30, Gina]: I adopted a cat called Mochi. She is three years old. \
 {#1 1.900: text #1, turns #1, fact_turns #1, role x3, session +0.329, neighbour +0.071}
 TURN [session g-s1, 2024-06-01T06:31, assistant]: Congratulations on adopting Mochi! \
-{#2 0.721: turns #2, session +0.329, neighbour +0.250}
+{#2 0.534: turns #2, session +0.329, neighbour +0.062}
 TURN [session g-s2, 2024-06-10T18:00, Gina]: Mochi needs her vaccine next Tuesday. \
 {#3 0.450: turns #3, role x3, session +0.075}"""
 )
