@@ -17,8 +17,9 @@ SIGNALS = {
     "role": {"role_boost": 0},
     "other side": {"other_side_spill": 1.0},
     "spread": {"session_spread": 0},
+    "opener": {"opener_boost": 0},
     "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0,
-                    "role_boost": 0, "session_spread": 0},
+                    "role_boost": 0, "session_spread": 0, "opener_boost": 0},
 }
 #: A rendered TURN row's session and minute, which name its turn (`TURN [session s1, 2023-05-20T02:21, x]`).
 TURN_ROW = re.compile(r"^TURN \[session (?P<session>[^,\]]+), (?P<minute>\d{4}-\d\d-\d\dT\d\d:\d\d)[,\]]")

@@ -58,6 +58,7 @@ class RecallConfig:
     role_boost: float = 2.0
     other_side_spill: float = 0.25
     session_spread: float = 0.5
+    opener_boost: float = 2.0
     embedding_model: str | None = None
     query_instruction: str | None = None
     query_vector: tuple[float, ...] | None = None
@@ -83,6 +84,7 @@ class RecallConfig:
             self.role_boost,
             self.other_side_spill,
             self.session_spread,
+            self.opener_boost,
         )
 
 
@@ -288,6 +290,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "role_boost": (_bounded_number(0, 10), _QUERYING),
     "other_side_spill": (_bounded_number(0, 1), _QUERYING),
     "session_spread": (_bounded_number(0, 10), _QUERYING),
+    "opener_boost": (_bounded_number(0, 10), _QUERYING),
     "embedding_model": (_name, _ALL),
     "query_instruction": (_string, _QUERYING),
     "query_vector": (_vector, _QUERYING),

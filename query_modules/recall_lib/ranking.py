@@ -16,6 +16,8 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                                     and role lifts)
                                  x other_side_spill  when the question asks one side and t is
                                                      on the other (`other_side_shares`)
+               + opener_boost x (the best base among the other candidates of t's session)
+                                 when t opens its session on the side the question asks
     final(t) = score(t) / (1 + session_spread x (turns of t's session scored above t))
                                       when the question gathers several occasions ("how many",
                                       "in total", "the order of": `occasions`), else score(t)
@@ -25,7 +27,7 @@ the same filters as any candidate (`allowed`); the caller verifies every shown r
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -56,6 +58,7 @@ class RankingWeights:
     role_boost: float = 0.0
     other_side_spill: float = 1.0
     session_spread: float = 0.0
+    opener_boost: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class TurnFacts:
     following: np.ndarray  # int64 index of the turn after in the same session, -1 when none
     speakers: Sequence[str]
     roles: Sequence[str] = ()  # action_type per turn (user_message, assistant_message, ...)
+    openers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # see session_openers
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,45 @@ def neighbour_links(sessions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     previous[order[1:][same]] = order[:-1][same]
     following[order[:-1][same]] = order[1:][same]
     return previous, following
+
+
+def session_openers(sessions: np.ndarray) -> np.ndarray:
+    """For turns in time order: the index of the first turn of the same session (-1: unknown session)."""
+    n = len(sessions)
+    openers = np.full(n, -1, dtype=np.int64)
+    if not n:
+        return openers
+    order = np.argsort(sessions, kind="stable")
+    grouped = sessions[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    firsts = np.repeat(order[starts], np.diff(np.r_[starts, n]))
+    openers[order] = np.where(grouped >= 0, firsts, -1)
+    return openers
+
+
+def opener_lift(
+    candidates: np.ndarray, base: np.ndarray, facts: TurnFacts, role: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The first turns of the candidates' sessions that are on the asked `role`'s side (ascending), each
+    with the best base among the other candidates of its session.
+
+    Why: in a conversation with an assistant the user's opening message says what the conversation is
+    about ("I just replaced the kitchen faucet, ..."): it states the fact, and the turns that follow
+    discuss it at length and match the question better. A hit anywhere in the session is evidence that
+    its opening says what was asked; the neighbour lift reaches only two turns, not the opening of a
+    long conversation.
+    """
+    firsts = facts.openers[candidates]
+    keep = (firsts >= 0) & (firsts != candidates)
+    firsts, bases = firsts[keep], base[keep]
+    if not len(firsts):
+        return firsts, bases
+    order = np.argsort(firsts, kind="stable")
+    firsts, bases = firsts[order], bases[order]
+    starts = np.flatnonzero(np.r_[True, firsts[1:] != firsts[:-1]])
+    firsts, best = firsts[starts], np.maximum.reduceat(bases, starts)
+    asked = np.array([facts.roles[t] == role for t in firsts.tolist()], dtype=bool)
+    return firsts[asked], best[asked]
 
 
 def named_participant(
@@ -280,10 +323,18 @@ def rank_turns(
             spill = spill * other_side_shares(spill_turns, facts.roles, role, weights.other_side_spill)
         lifted = (spill > 0) & allowed[spill_turns]
         spill_turns, spill = spill_turns[lifted], spill[lifted]
-    turns = distinct(np.concatenate((candidates, spill_turns)))  # ascending: ties go to the earlier turn
+    open_turns, opened = np.zeros(0, dtype=np.int64), np.zeros(0)
+    if role is not None and weights.role_boost and weights.opener_boost and len(facts.openers):
+        open_turns, opened = opener_lift(candidates, spill_base, facts, role)
+        opened = weights.opener_boost * opened
+        lifted = (opened > 0) & allowed[open_turns]
+        open_turns, opened = open_turns[lifted], opened[lifted]
+    # ascending: ties go to the earlier turn
+    turns = distinct(np.concatenate((candidates, spill_turns, open_turns)))
     score = np.zeros(len(turns))
     score[np.searchsorted(turns, candidates)] = base + session
     score[np.searchsorted(turns, spill_turns)] += spill
+    score[np.searchsorted(turns, open_turns)] += opened
     spread = np.ones(len(turns))
     if gathers and weights.session_spread:
         spread = session_spread(turns, score, facts.sessions, weights.session_spread)
@@ -292,6 +343,7 @@ def rank_turns(
     chosen = turns[best]
     candidate_at = _positions(candidates, chosen)
     spill_at = _positions(spill_turns, chosen)
+    open_at = _positions(open_turns, chosen)
     lane_ranks = {lane: _last_ranks(lane_turns, chosen) for lane, lane_turns in lanes.items()}
     ranked = []
     for place, (turn, turn_score) in enumerate(zip(chosen.tolist(), score[best].tolist(), strict=True)):
@@ -303,6 +355,8 @@ def rank_turns(
                 lifts.append(Lift("session", amount=float(session[at])))
         if spill_at[place] >= 0:
             lifts.append(Lift("neighbour", amount=float(spill[spill_at[place]])))
+        if open_at[place] >= 0:
+            lifts.append(Lift("opener", amount=float(opened[open_at[place]])))
         if spread[best[place]] != 1.0:
             lifts.append(Lift("spread", factor=float(spread[best[place]])))
         found = tuple((lane, int(ranks[place])) for lane, ranks in lane_ranks.items() if ranks[place])

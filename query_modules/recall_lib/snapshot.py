@@ -19,7 +19,7 @@ from . import schema as s
 from .kinds import ENTITY, FACT, NOTE
 from .layered import Layered
 from .ownership import OwnedAction, OwnedGraph, id_text
-from .ranking import TurnFacts, neighbour_links
+from .ranking import TurnFacts, neighbour_links, session_openers
 from .reading import (
     Entity,
     Fact,
@@ -156,7 +156,13 @@ class UserSnapshot:
 def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
     previous, following = neighbour_links(turn_filter.session)
     return TurnFacts(
-        turn_filter.session, turn_filter.epoch, previous, following, turns.speakers, turns.action_types
+        turn_filter.session,
+        turn_filter.epoch,
+        previous,
+        following,
+        turns.speakers,
+        turns.action_types,
+        session_openers(turn_filter.session),
     )
 
 

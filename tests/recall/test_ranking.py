@@ -14,6 +14,7 @@ from recall_lib.ranking import (
     named_participant,
     neighbour_links,
     rank_turns,
+    session_openers,
 )
 
 OFF = RankingWeights(fusion_k=5, speaker_boost=0, session_boost=0, neighbour_boost=0, date_boost=0)
@@ -31,7 +32,8 @@ def conversation(sessions: list[str], speakers: list[str] | None = None, days: l
         [datetime(2024, 5, day, 12, tzinfo=timezone.utc).timestamp() for day in (days or [1] * len(sessions))]
     )
     previous, following = neighbour_links(codes)
-    return TurnFacts(codes, epoch, previous, following, speakers or ["user"] * len(sessions))
+    speakers = speakers or ["user"] * len(sessions)
+    return TurnFacts(codes, epoch, previous, following, speakers, openers=session_openers(codes))
 
 
 def order(lanes, facts, w, budget=10, allowed=None, **signals):
@@ -128,6 +130,28 @@ def test_session_spread_gives_a_gathering_question_other_sessions_best_turns():
     ranked = rank_turns(lanes, facts, np.ones(4, dtype=bool), weights(session_spread=1.0), 4, gathers=True)
     factors = {r.turn: [lift.factor for lift in r.lifts if lift.signal == "spread"] for r in ranked}
     assert factors == {0: [], 3: [], 1: [pytest.approx(0.5)], 2: [pytest.approx(1 / 3)]}
+
+
+def test_session_openers_name_each_sessions_first_turn():
+    assert session_openers(np.array([0, 0, 1, 0, 1, -1, 2])).tolist() == [0, 0, 2, 0, 2, -1, 6]
+    assert session_openers(np.zeros(0, dtype=np.int64)).tolist() == []
+
+
+def test_opener_boost_lifts_the_asked_sides_opening_of_a_session_with_a_hit():
+    # Session a: the user's opening (0), then replies; the hit (4) is beyond the neighbour reach of 0.
+    roles = ["user_message", "assistant_message", "user_message", "assistant_message", "assistant_message",
+             "user_message"]
+    facts = replace(conversation(["a"] * 5 + ["b"]), roles=roles)
+    lanes = {"text": [4, 5]}
+    w = weights(role_boost=0.1, opener_boost=1.0)
+    assert order(lanes, facts, w, budget=2, role="user_message") == [0, 4]
+    assert order(lanes, facts, weights(role_boost=0.1), budget=2, role="user_message") == [4, 5]  # weight 0
+    assert order(lanes, facts, w, budget=2) == [4, 5]  # the question asks no side
+    assert order(lanes, facts, w, budget=2, role="assistant_message") == [4, 5]  # the opening is the user's
+    ranked = rank_turns(lanes, facts, np.ones(6, dtype=bool), w, 2, role="user_message")
+    assert [lift.amount for lift in ranked[0].lifts if lift.signal == "opener"] == [pytest.approx(1 / 6)]
+    not_allowed = np.array([False, True, True, True, True, True])
+    assert order(lanes, facts, w, budget=2, allowed=not_allowed, role="user_message") == [4, 5]
 
 
 def test_named_participant_matches_whole_words_of_this_users_speakers_only():

@@ -36,7 +36,7 @@ MEMORY [notes/pets.md, updated 2024-06-11]: Mochi: vaccine due in June. {memorie
 FACT: user -[HAS_PET @ 2024-06-01]-> Mochi -- user: "Gina adopted a cat called Mochi." \
 {entity_facts #1 0.95 via entity "Mochi", facts #1 0.87, user_facts #1 0.87 via type HAS_PET}
 TURN [session g-s1, 2024-06-01T06:30, Gina]: I adopted a cat called Mochi. She is three years old. \
-{#1 1.900: text #1, turns #1, fact_turns #1, role x3, session +0.329, neighbour +0.071}
+{#1 2.186: text #1, turns #1, fact_turns #1, role x3, session +0.329, neighbour +0.071, opener +0.286}
 TURN [session g-s1, 2024-06-01T06:31, assistant]: Congratulations on adopting Mochi! \
 {#2 0.534: turns #2, session +0.329, neighbour +0.062}
 TURN [session g-s2, 2024-06-10T18:00, Gina]: Mochi needs her vaccine next Tuesday. \
