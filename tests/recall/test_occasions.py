@@ -12,6 +12,8 @@ from recall_lib.occasions import gathers_occasions
     "List the airlines I flew with, from earliest to latest.",
     "Which did I visit first, Rome or Paris?",
     "How many times has Melanie gone to the beach?",
+    "What type of vehicle model am I currently working on?",
+    "What type of camera lens did I purchase most recently?",
 ])
 def test_counts_totals_and_orders_gather(question):
     assert gathers_occasions(question)
