@@ -36,3 +36,12 @@ def first_positions(values: np.ndarray) -> np.ndarray:
     (`np.sort(np.unique(values, return_index=True)[1])`)."""
     order, _, starts = _runs(values)
     return np.sort(order[starts])
+
+
+def distinct_max(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct `keys`, ascending, and the largest of `values` (same length) at each."""
+    if not len(keys):
+        return keys, values
+    order, ordered, starts = _runs(keys)
+    at = np.flatnonzero(starts)
+    return ordered[at], np.maximum.reduceat(values[order], at)

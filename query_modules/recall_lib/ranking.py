@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .distinct import distinct, distinct_with_inverse
+from .distinct import distinct, distinct_max, distinct_with_inverse
 from .question_dates import DayWindow
 from .textindex import tokenize
 
@@ -99,31 +99,39 @@ class RankedTurn:
     lifts: tuple[Lift, ...]
 
 
-def neighbour_links(sessions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def session_order(sessions: np.ndarray) -> np.ndarray:
+    """The turns by session, then time (the turns' own order): what `neighbour_links` and
+    `session_openers` both group by, sorted once when a snapshot is built."""
+    return np.argsort(sessions, kind="stable")
+
+
+def neighbour_links(sessions: np.ndarray, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """For turns in time order: the index of the previous and next turn of the same session (-1: none).
 
     Sessions may interleave in time (two chats at once), so neighbours are found per session, not as
-    the adjacent positions of the whole list. Turns of an unknown session (-1) have none.
+    the adjacent positions of the whole list. Turns of an unknown session (-1) have none. `order`:
+    `session_order(sessions)`, when the caller has it.
     """
     n = len(sessions)
     previous = np.full(n, -1, dtype=np.int64)
     following = np.full(n, -1, dtype=np.int64)
     if n < 2:
         return previous, following
-    order = np.argsort(sessions, kind="stable")  # by session, then time (the turns' own order)
+    order = session_order(sessions) if order is None else order
     same = (sessions[order][1:] == sessions[order][:-1]) & (sessions[order][1:] >= 0)
     previous[order[1:][same]] = order[:-1][same]
     following[order[:-1][same]] = order[1:][same]
     return previous, following
 
 
-def session_openers(sessions: np.ndarray) -> np.ndarray:
-    """For turns in time order: the index of the first turn of the same session (-1: unknown session)."""
+def session_openers(sessions: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """For turns in time order: the index of the first turn of the same session (-1: unknown session).
+    `order`: `session_order(sessions)`, when the caller has it."""
     n = len(sessions)
     openers = np.full(n, -1, dtype=np.int64)
     if not n:
         return openers
-    order = np.argsort(sessions, kind="stable")
+    order = session_order(sessions) if order is None else order
     grouped = sessions[order]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
     firsts = np.repeat(order[starts], np.diff(np.r_[starts, n]))
@@ -145,13 +153,7 @@ def opener_lift(
     """
     firsts = facts.openers[candidates]
     keep = (firsts >= 0) & (firsts != candidates)
-    firsts, bases = firsts[keep], base[keep]
-    if not len(firsts):
-        return firsts, bases
-    order = np.argsort(firsts, kind="stable")
-    firsts, bases = firsts[order], bases[order]
-    starts = np.flatnonzero(np.r_[True, firsts[1:] != firsts[:-1]])
-    firsts, best = firsts[starts], np.maximum.reduceat(bases, starts)
+    firsts, best = distinct_max(firsts[keep], base[keep])
     asked = np.array([facts.roles[t] == role for t in firsts.tolist()], dtype=bool)
     return firsts[asked], best[asked]
 
@@ -238,13 +240,8 @@ def neighbour_spill(
             reached = step >= 0
             reached_turns.append(step[reached])
             reached_bases.append(base[reached])
-    turns, bases = np.concatenate(reached_turns), np.concatenate(reached_bases)
-    if not len(turns):
-        return turns, bases
-    order = np.argsort(turns, kind="stable")
-    turns, bases = turns[order], bases[order]
-    starts = np.flatnonzero(np.r_[True, turns[1:] != turns[:-1]])
-    return turns[starts], np.maximum(np.maximum.reduceat(bases, starts), 0.0)
+    turns, best = distinct_max(np.concatenate(reached_turns), np.concatenate(reached_bases))
+    return turns, np.maximum(best, 0.0)
 
 
 def other_side_shares(turns: np.ndarray, roles: Sequence[str], role: str, share: float) -> np.ndarray:

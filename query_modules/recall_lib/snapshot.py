@@ -19,7 +19,7 @@ from . import schema as s
 from .kinds import ENTITY, FACT, NOTE
 from .layered import Layered
 from .ownership import OwnedAction, OwnedGraph, id_text
-from .ranking import TurnFacts, neighbour_links, session_openers
+from .ranking import TurnFacts, neighbour_links, session_openers, session_order
 from .reading import (
     Entity,
     Fact,
@@ -154,7 +154,8 @@ class UserSnapshot:
 
 # -- building -----------------------------------------------------------------------------------------
 def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
-    previous, following = neighbour_links(turn_filter.session)
+    order = session_order(turn_filter.session)
+    previous, following = neighbour_links(turn_filter.session, order)
     return TurnFacts(
         turn_filter.session,
         turn_filter.epoch,
@@ -162,7 +163,7 @@ def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
         following,
         turns.speakers,
         turns.action_types,
-        session_openers(turn_filter.session),
+        session_openers(turn_filter.session, order),
     )
 
 
