@@ -18,6 +18,7 @@ SIGNALS = {
     "other side": {"other_side_spill": 1.0},
     "spread": {"session_spread": 0},
     "opener": {"opener_boost": 0},
+    "feedback": {"feedback_turns": 0},
     "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0,
                     "role_boost": 0, "session_spread": 0, "opener_boost": 0},
 }

@@ -59,6 +59,7 @@ class RecallConfig:
     other_side_spill: float = 0.25
     session_spread: float = 0.5
     opener_boost: float = 2.0
+    feedback_turns: int = 5
     embedding_model: str | None = None
     query_instruction: str | None = None
     query_vector: tuple[float, ...] | None = None
@@ -291,6 +292,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "other_side_spill": (_bounded_number(0, 1), _QUERYING),
     "session_spread": (_bounded_number(0, 10), _QUERYING),
     "opener_boost": (_bounded_number(0, 10), _QUERYING),
+    "feedback_turns": (_bounded_int(0, 50), _QUERYING),
     "embedding_model": (_name, _ALL),
     "query_instruction": (_string, _QUERYING),
     "query_vector": (_vector, _QUERYING),

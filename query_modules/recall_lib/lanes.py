@@ -133,8 +133,14 @@ class Candidates:
         )
 
 
-#: The lanes whose hits are turns; each votes in the fused ranking (`ranking.rank_turns`).
+#: The lanes whose hits are turns; each votes in the fused ranking (`ranking.rank_turns`), as does the
+#: turns lane's feedback pass (`turn_candidates`), which has no hits of its own.
 TURN_LANES = ("text", "fact_turns", "turns")
+#: The turn lanes ranked by cosine: a turn at cosine <= 0 was not found by them.
+VECTOR_TURN_LANES = ("turns", "feedback")
+#: How far the feedback pass moves the question towards its best passages: the query is
+#: question + FEEDBACK_WEIGHT x (their mean), so 1 weighs what was found as much as what was asked.
+FEEDBACK_WEIGHT = 1.0
 
 
 def run_lanes(
@@ -159,6 +165,7 @@ def run_lanes(
         terms = tuple(t for t in terms if t not in name_words)
     turn_ok = turn_mask(snapshot, settings)
     fact_ok = fact_mask(snapshot, settings)
+    gathers = gathers_occasions(question)
     vectors_on = vector_off is None and query is not None
     wanted = set(settings.lanes)
     depth = settings.fusion_depth
@@ -171,7 +178,8 @@ def run_lanes(
     fact_pool = RankedFacts.of((), ())
     if vectors_on:
         if "turns" in wanted and settings.turns_k:
-            candidates["turns"] = turn_candidates(snapshot, query, turn_ok, depth, settings.min_score)
+            feedback = settings.feedback_turns if gathers else 0
+            candidates.update(turn_candidates(snapshot, query, turn_ok, depth, settings.min_score, feedback))
         if "entities" in wanted:
             hits["entities"] = entities_lane(snapshot, query, settings)
             hits["entity_facts"] = entity_facts(
@@ -203,7 +211,7 @@ def run_lanes(
                 for rank in range(1, shown + 1)
             )
     hits["fused"] = fused_turns(
-        snapshot, candidates, turn_ok, settings, speaker, question, today, terms, abort
+        snapshot, candidates, turn_ok, settings, speaker, question, today, terms, gathers, abort
     )
     return LaneResults(hits, vector_off, terms)
 
@@ -218,16 +226,18 @@ def fused_turns(
     question: str,
     today: date | None,
     terms: Sequence[str],
+    gathers: bool,
     abort: Callable[[], None] = _no_abort,
 ) -> tuple[Hit, ...]:
-    """The `fused` lane: the TURN rows, the best `turns_budget` turns of all turn lanes and signals.
+    """The `fused` lane: the TURN rows, the best `turns_budget` turns of all turn lanes and signals;
+    `gathers`: the question gathers several occasions (`occasions.gathers_occasions`).
 
     Each hit's `via` says what put it there (lane ranks and lifts, for `explain`); its passage is the one
     a lane found it at (the vector lane's passage first, then the fact's sentence, then the words).
     """
     windows = question_windows(question, today) if settings.date_boost else ()
-    votes = {  # a turn at cosine <= 0 was not found at all (the turns lane's scores fall: a prefix)
-        lane: found.turns if lane != "turns" else found.turns[found.scores > 0]
+    votes = {  # a turn at cosine <= 0 was not found at all (a vector lane's scores fall: a prefix)
+        lane: found.turns[found.scores > 0] if lane in VECTOR_TURN_LANES else found.turns
         for lane, found in candidates.items()
     }
     ranked = rank_turns(
@@ -239,7 +249,7 @@ def fused_turns(
         speaker if settings.speaker_boost else None,
         windows,
         asked_role(question) if settings.role_boost else None,
-        bool(settings.session_spread) and gathers_occasions(question),
+        gathers,
     )
     hits = []
     for count, item in enumerate(ranked):
@@ -257,7 +267,7 @@ def fused_turns(
 
 
 #: Whose passage a fused turn shows when several lanes found it: the vector's, the fact's, the words'.
-PASSAGE_LANES = ("turns", "fact_turns", "text")
+PASSAGE_LANES = ("turns", "fact_turns", "text", "feedback")
 
 
 def _turn_hit(
@@ -314,7 +324,24 @@ def top_rows(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The `k` items with the best passage cosine, best first, as arrays: items, scores, passages.
     `scores`: every row's cosine with `query` when the caller has it already (two lanes rank the facts;
-    not changed).
+    not changed)."""
+    if k <= 0 or len(vectors) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+    scores = vectors.matrix @ query if scores is None else scores
+    rows = best_rows(vectors, query, allowed, k, min_score, scores)
+    return vectors.owner[rows], scores[rows], vectors.passage[rows]
+
+
+def best_rows(
+    vectors: VectorSet,
+    query: np.ndarray,
+    allowed: np.ndarray | None,
+    k: int,
+    min_score: float | None,
+    scores: np.ndarray | None = None,
+) -> np.ndarray:
+    """The best row of each of the `k` items with the best passage cosine, best item first. `scores`:
+    as `top_rows`.
 
     Exact: every row of the user's vectors is scored. Ties go to the lower item index, and within an
     item to its first passage reaching the best score. Only the best rows are sorted: the first `k`
@@ -322,7 +349,7 @@ def top_rows(
     (every row at or above a threshold, ties included) until they hold `k` items or run out.
     """
     if k <= 0 or len(vectors) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64)
     scores = vectors.matrix @ query if scores is None else scores
     if allowed is not None and not allowed.all():
         scores = np.where(allowed[vectors.owner], scores, -np.inf)
@@ -342,8 +369,7 @@ def top_rows(
         if len(first) >= k or take >= live:
             break
         take *= 4
-    best = order[first][:k]  # each item's best row, best item first
-    return vectors.owner[best], scores[best], vectors.passage[best]
+    return order[first][:k]  # each item's best row, best item first
 
 
 # -- lanes -----------------------------------------------------------------------------------------
@@ -370,10 +396,46 @@ def memories_lane(
 
 
 def turn_candidates(
-    snapshot: UserSnapshot, query: np.ndarray, turn_ok: np.ndarray, depth: int, min_score: float | None
-) -> Candidates:
-    """The `turns` lane: the user's message passages nearest the question (exact cosine), best turn first."""
-    return Candidates.of(*top_rows(snapshot.turn_vectors, query, turn_ok, depth, min_score))
+    snapshot: UserSnapshot,
+    query: np.ndarray,
+    turn_ok: np.ndarray,
+    depth: int,
+    min_score: float | None,
+    feedback: int = 0,
+) -> dict[str, Candidates]:
+    """The `turns` lane: the user's message passages nearest the question (exact cosine), best turn
+    first; with `feedback` > 0 also its feedback pass, `feedback`: the turns nearest the question
+    moved towards the lane's best `feedback` passages (`feedback_query`). `min_score` bounds the
+    question's own cosine in both.
+
+    Why the feedback pass: a question that gathers occasions ("how many kitchen items did I fix?")
+    names the kind of thing, not the things; the occasions found first say what the others look like
+    ("I replaced the faucet", "the toaster broke") far better than the question does, and the rest sit
+    in other conversations in the same words. A single-fact question gains nothing: moved towards its
+    best hit, the pass finds that hit's neighbours, which the ranking lifts already.
+    """
+    vectors = snapshot.turn_vectors
+    if len(vectors) == 0:
+        return {"turns": Candidates.of((), ())}
+    cosines = vectors.matrix @ query
+    rows = best_rows(vectors, query, turn_ok, depth, min_score, cosines)
+    found = {"turns": Candidates.of(vectors.owner[rows], cosines[rows], vectors.passage[rows])}
+    if feedback > 0 and len(rows):
+        moved = feedback_query(query, vectors.matrix[rows[:feedback]])
+        scores = vectors.matrix @ moved
+        if min_score is not None:
+            scores = np.where(cosines >= min_score, scores, -np.inf)
+        rows = best_rows(vectors, moved, turn_ok, depth, None, scores)
+        found["feedback"] = Candidates.of(vectors.owner[rows], scores[rows], vectors.passage[rows])
+    return found
+
+
+def feedback_query(query: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """The unit vector of `query` + FEEDBACK_WEIGHT x the mean of the `found` rows (Rocchio's
+    pseudo-relevance feedback, without negative examples)."""
+    moved = query + FEEDBACK_WEIGHT * found.mean(axis=0)
+    norm = float(np.linalg.norm(moved))
+    return (moved / norm if norm > 0 else query).astype(np.float32, copy=False)
 
 
 def text_candidates(

@@ -4,7 +4,9 @@ Why one ranking: the lanes often find the same turn (by its words, its vector, t
 turn several lanes rank fairly high is more often the one asked about than one lane's k-th best. So
 the TURN rows are the best `budget` turns of one score, not fixed widths per lane:
 
-    base(t)  = sum over lanes of 1 / (fusion_k + rank of t in the lane)    (reciprocal-rank fusion)
+    base(t)  = sum over lanes of 1 / (fusion_k + rank of t in the lane)    (reciprocal-rank fusion;
+               the lanes: text, turns, fact_turns, and for a question that gathers occasions the
+               turns lane's feedback pass, `lanes.turn_candidates`)
                x (1 + speaker_boost)  when t's speaker is the one participant the question names
                x (1 + date_boost)     when t was said within a day of a date the question names
                x (1 + role_boost)     when t is on the side of the conversation the question asks

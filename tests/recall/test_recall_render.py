@@ -204,3 +204,35 @@ def test_long_text_shows_matched_passages_with_an_ellipsis_where_text_is_left_ou
     passages = ["p0 ", "p1 ", "p2 ", "p3"]
     assert shown_text("".join(passages), passages, matched, limit=3) == expected
     assert shown_text("".join(passages), passages, matched, limit=100) == "p0 p1 p2 p3"
+
+
+def appliances() -> MemoryGraph:
+    """Four occasions in four sessions. Along the question's axis 1: h1 0.8, h3 0.6, h2 0.5, h4 0.45;
+    h2 and h4 share h1's axis 2 (they resemble the best hit), h3 does not."""
+    g = MemoryGraph()
+    user = g.user("hal")
+    texts = {
+        "h1": ("I replaced the kitchen faucet.", mix((1, 0.8), (2, 0.6))),
+        "h2": ("The toaster broke, so I bought a new one.", mix((1, 0.5), (2, 0.6), (3, 0.62))),
+        "h3": ("Kitchen colours I like: sage and cream.", mix((1, 0.6), (4, 0.8))),
+        "h4": ("The dishwasher leaked; I swapped its hose.", mix((1, 0.45), (2, 0.6), (5, 0.66))),
+    }
+    for day, (key, (text, vector)) in enumerate(texts.items(), start=1):
+        g.message(g.session(user, f"hal-{key}"), key, text, f"2024-06-0{day}T10:00:00Z",
+                  passage_embeddings=[vector], embedding_model=MODEL)
+    return g
+
+
+@pytest.mark.parametrize(
+    ("question", "config", "shown"),
+    [
+        ("How many appliances did I repair?", {}, ["h1", "h2"]),  # gathers: the feedback pass votes
+        ("How many appliances did I repair?", {"feedback_turns": 0}, ["h1", "h3"]),  # switched off
+        ("Which appliance did I repair?", {}, ["h1", "h3"]),  # one occasion: no pass
+    ],
+)
+def test_a_gathering_question_shows_the_occasions_its_best_hit_resembles(question, config, shown):
+    rt = runtime(appliances().elements())
+    _, recalled = render(rt, "hal", question, "2024-06-20", query_vector=axis(1), turns_budget=2,
+                         **{"feedback_turns": 1, **config})
+    assert sorted(t["action_id"] for t in recalled["turns"]) == shown

@@ -3,12 +3,13 @@ stored-vector rule, the fast timestamp path, the model registry's configuration.
 
 import math
 from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from recall_lib.lanes import top_items
+from recall_lib.lanes import top_items, turn_candidates
 from recall_lib.models import BGE_QUERY_INSTRUCTION, ModelRegistry, ModelSettings, default_query_instruction
 from recall_lib.reading import utc_time
 from recall_lib.timeparse import to_utc
@@ -35,6 +36,26 @@ def test_top_items_takes_each_items_best_passage_and_breaks_ties_by_position():
     allowed = np.array([False, True, True, True])
     assert [i for i, _, _ in top_items(vs, np.array([1, 0], dtype=np.float32), allowed, 5, 0.9)] == [2, 3]
     assert top_items(vs, np.array([1, 0], dtype=np.float32), None, 0, None) == []
+
+
+def test_the_feedback_pass_finds_what_the_best_hit_resembles_more_than_the_question():
+    # Turn 0 answers the question; turn 1 is another occasion of the same kind, in the words of turn 0
+    # more than of the question; turn 2 matches the question better than turn 1 but resembles nothing
+    # found. Moved towards turn 0, the feedback pass ranks turn 1 above turn 2.
+    vs = vector_set([[0.8, 0.6, 0], [0.5, 0.6, 0.62], [0.6, -0.8, 0]], owners=[0, 1, 2])
+    snapshot = SimpleNamespace(turn_vectors=vs)
+    question = np.array([1, 0, 0], dtype=np.float32)
+    every = np.ones(3, dtype=bool)
+    found = turn_candidates(snapshot, question, every, 10, None, feedback=1)
+    assert found["turns"].turns.tolist() == [0, 2, 1]
+    assert found["feedback"].turns.tolist() == [0, 1, 2]
+    assert set(turn_candidates(snapshot, question, every, 10, None)) == {"turns"}  # feedback 0: no pass
+    # min_score bounds the question's own cosine in the pass too: turn 1's (0.50) is below 0.55.
+    bounded = turn_candidates(snapshot, question, every, 10, 0.55, feedback=1)
+    assert bounded["turns"].turns.tolist() == [0, 2] and bounded["feedback"].turns.tolist() == [0, 2]
+    not_allowed = np.array([True, False, True])
+    only_allowed = turn_candidates(snapshot, question, not_allowed, 10, None, feedback=1)
+    assert only_allowed["feedback"].turns.tolist() == [0, 2]
 
 
 @given(
