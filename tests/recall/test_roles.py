@@ -54,7 +54,7 @@ def test_a_first_person_question_ranks_the_users_own_turn_above_the_assistants_r
     _, off = render(rt, "kai", question, query_vector=vector, role_boost=0, explain=True)
     assert fused_order(off)[:2] == ["k2", "k1"]  # control: the assistant's reply wins on words and vector
     _, on = render(rt, "kai", question, query_vector=vector, explain=True)  # the default role_boost
-    assert fused_order(on)[:2] == ["k1", "k2"]
+    assert fused_order(on)[0] == "k1" and fused_order(on).index("k1") < fused_order(on).index("k2")
     lifted = next(t for t in on["turns"] if t["action_id"] == "k1")
     assert any(lift.startswith("role") for lift in lifted["fused"]["lifts"])
 
