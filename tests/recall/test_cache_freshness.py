@@ -47,8 +47,9 @@ def test_new_messages_in_an_existing_session_are_seen(rt):
 
 def test_an_incremental_refresh_renders_exactly_what_a_full_build_renders(rt):
     ask(rt, "ana")
-    session = add_session(rt, "ana", "ana-s0")  # an older session: its turns sort before the cached ones
-    add_message(rt, session, "ana-0", "ana early kayak lesson", "2023-12-01T10:00:00Z")
+    before = counts(rt)
+    session = add_session(rt, "ana", "ana-s3")  # newer than every held turn: appended, not rebuilt
+    add_message(rt, session, "ana-7", "ana late kayak lesson", "2024-02-01T10:00:00Z")
     add_message(
         rt,
         vertex_of(rt, "Session", "session_id", "ana-s2"),
@@ -57,11 +58,28 @@ def test_an_incremental_refresh_renders_exactly_what_a_full_build_renders(rt):
         "2024-01-02T11:00:00Z",
     )
     refreshed = ask(rt, "ana")
-    assert counts(rt)["refreshes"] >= 1
-    grown_bytes = counts(rt)["bytes"]
+    after = counts(rt)
+    assert after["refreshes"] == before["refreshes"] + 1 and after["builds"] == before["builds"]
+    assert after["bytes"] > before["bytes"]  # the byte figure is kept up too
     rt.call("recall.invalidate", "ana")
     assert ask(rt, "ana") == refreshed
-    assert abs(counts(rt)["bytes"] - grown_bytes) < 0.05 * grown_bytes  # the byte figure is kept up too
+    built = counts(rt)["bytes"]
+    spare = 64 * len(axis(0)) * 4  # an appended entry's vectors keep room for 64 more rows (float32)
+    assert built <= after["bytes"] <= 1.05 * built + spare
+
+
+def test_a_back_filled_session_is_read_by_a_full_build_that_renders_the_same(rt):
+    """A turn older than those held would renumber every index: the cache builds in full instead."""
+    ask(rt, "ana")
+    before = counts(rt)
+    session = add_session(rt, "ana", "ana-s0")
+    add_message(rt, session, "ana-0", "ana early kayak lesson", "2023-12-01T10:00:00Z")
+    rebuilt = ask(rt, "ana")
+    after = counts(rt)
+    assert after["builds"] == before["builds"] + 1 and after["refreshes"] == before["refreshes"]
+    assert any("early kayak lesson" in row and "session ana-s0" in row for row in rebuilt)
+    rt.call("recall.invalidate", "ana")
+    assert ask(rt, "ana") == rebuilt
 
 
 def test_a_deleted_session_never_surfaces_even_from_a_warm_cache(rt):
