@@ -193,3 +193,19 @@ def fast_call(runtime, procedure: str, user_id: str, *rest) -> list[dict]:
     from memgraph_recall.embedded.prelude import call_prelude
 
     return runtime.call(procedure, user_id, *rest, prelude=call_prelude(user_id, rest))
+
+
+def runtime_of(modules: Path):
+    """An embedded runtime over `modules` (a query_modules folder, this checkout's or another's), refused
+    when a recall_lib module came from elsewhere: it is a namespace package, so two checkouts could mix."""
+    from memgraph_recall.embedded import Runtime
+
+    runtime = Runtime(modules.resolve())
+    if runtime.load_errors:
+        raise SystemExit(f"query modules failed to load: {runtime.load_errors}")
+    helpers = [Path(m.__file__).resolve() for name, m in list(sys.modules.items())
+               if name.startswith("recall_lib.") and getattr(m, "__file__", None)]
+    stray = [str(h) for h in helpers if modules.resolve() not in h.parents]
+    if not helpers or stray:
+        raise SystemExit(f"recall_lib modules not from {modules}: {stray or 'none loaded'}")
+    return runtime

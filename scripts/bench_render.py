@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench_common import ROOT, configure_model, model_folder, ms, provenance
+from bench_common import ROOT, configure_model, model_folder, ms, provenance, runtime_of
 from eval_locomo import load_embedded
 
 
@@ -39,20 +39,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
     from memgraph_recall.datasets.locomo import build_graph
-    from memgraph_recall.embedded import Runtime
     from sentence_transformers import SentenceTransformer
 
     torch.set_num_threads(1)
     model = configure_model()
     data = build_graph(args.conversations)
-    runtime = Runtime(args.modules.resolve())
-    if runtime.load_errors:
-        raise SystemExit(f"query modules failed to load: {runtime.load_errors}")
-    helpers = [Path(m.__file__).resolve() for name, m in list(sys.modules.items())
-               if name.startswith("recall_lib.") and getattr(m, "__file__", None)]
-    stray = [str(h) for h in helpers if args.modules.resolve() not in h.parents]
-    if not helpers or stray:  # recall_lib is a namespace package: another checkout's could mix in
-        raise SystemExit(f"recall_lib modules not from {args.modules}: {stray or 'none loaded'}")
+    runtime = runtime_of(args.modules)
     load_embedded(runtime, data, args.conversations, model, args.cache)
     questions = [q for q in data.questions if q.evidence]
     encoder = SentenceTransformer(str(model_folder(model)), device="cpu")
