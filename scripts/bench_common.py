@@ -209,3 +209,11 @@ def runtime_of(modules: Path):
     if not helpers or stray:
         raise SystemExit(f"recall_lib modules not from {modules}: {stray or 'none loaded'}")
     return runtime
+
+
+def emit(result: dict, json_lines: Path | None) -> None:
+    """A benchmark's figures on stdout, and appended to `json_lines` when given (runs compared later)."""
+    print(json.dumps(result))
+    if json_lines:
+        with json_lines.open("a") as out:
+            out.write(json.dumps(result) + "\n")

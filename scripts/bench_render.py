@@ -14,14 +14,13 @@ comes from `eval_locomo.py`'s cache (built and embedded on first use).
 """
 
 import argparse
-import json
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench_common import ROOT, configure_model, model_folder, ms, provenance, runtime_of
+from bench_common import ROOT, configure_model, emit, model_folder, ms, provenance, runtime_of
 from eval_locomo import load_embedded
 
 
@@ -63,10 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = [ask(i, {"query_vector": vectors[i].tolist()}) for i in range(len(questions))]
     result = {"modules": str(args.modules), "questions": len(questions),
               "with_embedding": _ms(embedded), "vector_given": _ms(given), **provenance(sys.argv)}
-    print(json.dumps(result))
-    if args.json:
-        with args.json.open("a") as out:
-            out.write(json.dumps(result) + "\n")
+    emit(result, args.json)
     return 0
 
 

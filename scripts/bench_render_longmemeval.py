@@ -16,7 +16,6 @@ script cached (run it first: a full embedding takes over an hour).
 """
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -24,7 +23,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench_common import ROOT, configure_model, fast_call, graph_cache_key, ms, provenance, runtime_of
+from bench_common import ROOT, configure_model, emit, fast_call, graph_cache_key, ms, provenance, runtime_of
 from longmemeval_cache import CacheFiles
 
 BUDGET = 24
@@ -75,10 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = {"modules": str(args.modules), "questions": len(questions), "first": _ms(first),
               "second": _ms(second), "load_average": [round(x, 2) for x in os.getloadavg()],
               **provenance(sys.argv)}
-    print(json.dumps(result))
-    if args.json:
-        with args.json.open("a") as out:
-            out.write(json.dumps(result) + "\n")
+    emit(result, args.json)
     return 0
 
 
