@@ -9,6 +9,7 @@ import logging
 from .api_counts import ApiCounts
 from .errors import (
     ArgumentError,
+    ConstraintViolation,
     GraphFileError,
     ProcedureError,
     ProcedureNotFoundError,
@@ -25,6 +26,7 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 __all__ = [
     "ApiCounts",
     "ArgumentError",
+    "ConstraintViolation",
     "EdgeRef",
     "GraphFileError",
     "GraphPath",

@@ -27,3 +27,9 @@ class ResultError(QueryError):
 
 class GraphFileError(ValueError):
     """An `export_util.json` file or element list is malformed; nothing was loaded."""
+
+
+class ConstraintViolation(QueryError, ValueError):
+    """A unique constraint refused a write or a definition (module `constraints`), worded as Memgraph's:
+    `Unable to commit due to unique constraint violation on :L(k)` (a transaction or a single write was
+    undone), or `Unable to create unique constraint :L(k), because an existing node violates it.`"""

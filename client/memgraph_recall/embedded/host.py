@@ -206,12 +206,14 @@ class Runtime:
     # -- graph ----------------------------------------------------------------------------------
     def load_graph(self, path: str | Path, *, database: str = DEFAULT_DATABASE) -> None:
         """Replace a database's graph with an `export_util.json` file (nothing changes if it is
-        malformed); its index definitions stay and are rebuilt over the new graph."""
+        malformed); its index and constraint definitions stay and are rebuilt over the new graph
+        (ConstraintViolation, and nothing changes, if the file violates a unique constraint)."""
         store = self._databases.get(database)
         store.replace_with(interchange.load_store(path))
 
     def load_elements(self, elements: Iterable[dict], *, database: str = DEFAULT_DATABASE) -> None:
-        """Replace a database's graph with export elements (e.g. `MemoryGraph.elements()`)."""
+        """Replace a database's graph with export elements (e.g. `MemoryGraph.elements()`), as
+        `load_graph` does."""
         store = self._databases.get(database)
         store.replace_with(interchange.build_store(list(elements), consume=True))
 

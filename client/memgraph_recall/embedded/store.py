@@ -11,7 +11,10 @@ leaves the store's contents exactly as before without copying the graph. Ids are
 Memgraph allocates gids with `fetch_add` and never returns them on abort
 (src/storage/v2/inmemory/storage.cpp, `CreateVertex`/`CreateEdge` and `Abort`), ids only grow within
 a store, and an aborted creation leaves a gap. Label and label-property indexes (module `indexes`)
-are explicit, per store, and maintained by every write and its undo.
+and unique constraints (module `constraints`) are explicit, per store, and maintained by every write
+and its undo. As in Memgraph, unique constraints are checked when a transaction commits (a violating
+commit rolls the whole transaction back and raises ConstraintViolation); a write outside a
+transaction is a transaction of its own, undone and refused if it would leave a duplicate.
 """
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -19,6 +22,7 @@ from contextlib import contextmanager
 from operator import attrgetter
 from typing import Any
 
+from .constraints import Constraints
 from .indexes import Indexes, Lookup, matchable, value_key
 from .rwlock import ReadWriteLock
 from .snapshots import Node, Relationship
@@ -97,8 +101,12 @@ class GraphStore:
         self.lock = ReadWriteLock()
         self._txn: _Transaction | None = None
         self._indexes = Indexes()
-        # what a write checks: one dict lookup when no index covers its label or property key
-        self._on_label, self._on_key = self._indexes.on_label, self._indexes.on_key
+        self._constraints = Constraints()
+        self._pending = self._constraints.pending  # values a write made held twice, not yet checked
+        # what a write checks: one dict lookup when no index or constraint covers its label or property
+        # key (the labels and keys either covers; refreshed by every definition)
+        self._on_label: dict[str, None] = {}
+        self._on_key: dict[str, None] = {}
         # `memoised`'s values and the edge generation they were made at (any edge write moves it on)
         self.edge_generation = 0
         self._memo: dict[Any, Any] = {}
@@ -123,13 +131,21 @@ class GraphStore:
                 self._txn = None
 
     def _commit(self) -> None:
+        """Memgraph's PrepareForCommitPhase: a duplicate a unique constraint forbids aborts the whole
+        transaction (rolled back, then ConstraintViolation)."""
         txn = self._txn
+        if self._pending:
+            violation = self._constraints.violation()
+            if violation is not None:
+                self._rollback()
+                raise violation
         self._purge(txn.deleted_edges, txn.deleted_vertices)
 
     def _rollback(self) -> None:
         txn = self._txn
         for entry in reversed(txn.undo):
             _UNDO[entry[0]](self, *entry[1:])
+        self._pending.clear()  # every value is held at most once again, as before the transaction
 
     def _purge(self, edges: Iterable[EdgeData], vertices: Iterable[VertexData]) -> None:
         """Physically remove deleted elements; adjacency lists are rebuilt once per touched vertex."""
@@ -146,8 +162,60 @@ class GraphStore:
             self.vertices.pop(vertex.id, None)
 
     def _record(self, *entry: Any) -> None:
+        """Log how to undo a write that just happened. Outside a transaction the write was its own
+        transaction: if it left a value held twice under a unique constraint, undo it and raise."""
         if self._txn is not None:
             self._txn.undo.append(entry)
+        elif self._pending:
+            self._refuse(entry)
+
+    def _refuse(self, entry: tuple) -> None:
+        violation = self._constraints.violation()
+        if violation is not None:
+            _UNDO[entry[0]](self, *entry[1:])
+            self._pending.clear()
+            raise violation
+
+    # -- what indexes and constraints see of a write (only for a covered label or key) ------------
+    def _schema_add(self, vertex: VertexData) -> None:
+        if self._indexes.on_label:
+            self._indexes.add_vertex(vertex)
+        if self._constraints.on_label:
+            self._constraints.add_vertex(vertex)
+
+    def _schema_remove(self, vertex: VertexData) -> None:
+        if self._indexes.on_label:
+            self._indexes.remove_vertex(vertex)
+        if self._constraints.on_label:
+            self._constraints.remove_vertex(vertex)
+
+    def _schema_enter(self, vertex: VertexData, label: str) -> None:
+        if label in self._indexes.on_label:
+            self._indexes.enter(vertex, label)
+        if label in self._constraints.on_label:
+            self._constraints.enter(vertex, label)
+
+    def _schema_leave(self, vertex: VertexData, label: str) -> None:
+        if label in self._indexes.on_label:
+            self._indexes.leave(vertex, label)
+        if label in self._constraints.on_label:
+            self._constraints.leave(vertex, label)
+
+    def _schema_relabel(self, vertex: VertexData, old: tuple[str, ...], new: tuple[str, ...]) -> None:
+        self._indexes.relabel(vertex, old, new)
+        self._constraints.relabel(vertex, old, new)
+
+    def _schema_property(self, vertex: VertexData, key: str, old: Any, new: Any) -> None:
+        if key in self._indexes.on_key:
+            self._indexes.property_changed(vertex, key, old, new)
+        if key in self._constraints.on_key:
+            self._constraints.property_changed(vertex, key, old, new)
+
+    def _refresh_coverage(self) -> None:
+        self._on_label.clear()
+        self._on_label.update(dict.fromkeys((*self._indexes.on_label, *self._constraints.on_label)))
+        self._on_key.clear()
+        self._on_key.update(dict.fromkeys((*self._indexes.on_key, *self._constraints.on_key)))
 
     # -- element-level writes (caller holds the write lock) ------------------------------------
     def create_vertex(self, labels: Iterable[str] = (), properties: Mapping[str, Any] | None = None,
@@ -162,7 +230,7 @@ class GraphStore:
         self.vertices[vertex_id] = vertex
         self.next_vertex_id = max(self.next_vertex_id, vertex_id + 1)
         if self._on_label:
-            self._indexes.add_vertex(vertex)
+            self._schema_add(vertex)
         self._record("create_vertex", vertex)
         return vertex
 
@@ -195,16 +263,17 @@ class GraphStore:
         else:
             props[key] = freeze(value)
         if key in self._on_key and type(element) is VertexData:
-            self._indexes.property_changed(element, key, None if old is _MISSING else old, props.get(key))
+            self._schema_property(element, key, None if old is _MISSING else old, props.get(key))
         self._record("property", element, key, old)
 
     def add_label(self, vertex: VertexData, label: str) -> None:
         _check_live(vertex)
-        if _check_name(label, "a label") not in vertex.labels:
-            self._record("labels", vertex, vertex.labels)
-            vertex.labels = (*vertex.labels, label)
+        old = vertex.labels
+        if _check_name(label, "a label") not in old:
+            vertex.labels = (*old, label)
             if label in self._on_label:
-                self._indexes.enter(vertex, label)
+                self._schema_enter(vertex, label)
+            self._record("labels", vertex, old)
 
     def remove_label(self, vertex: VertexData, label: str) -> None:
         _check_live(vertex)
@@ -212,7 +281,7 @@ class GraphStore:
             self._record("labels", vertex, vertex.labels)
             vertex.labels = tuple(name for name in vertex.labels if name != label)
             if label in self._on_label:
-                self._indexes.leave(vertex, label)
+                self._schema_leave(vertex, label)
 
     def remove_edge(self, edge: EdgeData) -> None:
         _check_live(edge)
@@ -234,7 +303,7 @@ class GraphStore:
         for edge in incident:
             self.remove_edge(edge)
         if self._on_label:
-            self._indexes.remove_vertex(vertex)
+            self._schema_remove(vertex)
         vertex.deleted = True
         if self._txn is None:
             self._purge((), [vertex])
@@ -243,10 +312,13 @@ class GraphStore:
             self._record("deleted", vertex)
 
     def load_vertex(self, vertex_id: int, labels: tuple[str, ...], props: dict[str, Any]) -> None:
-        """Insert a vertex whose id, labels and frozen properties the loader already checked."""
+        """Insert a vertex whose id, labels and frozen properties the loader already checked (into a
+        store with unique constraints: refused, as a single write, if it would make a duplicate)."""
         vertex = self.vertices[vertex_id] = VertexData(vertex_id, labels, props)
         if self._on_label:
-            self._indexes.add_vertex(vertex)
+            self._schema_add(vertex)
+            if self._pending and self._txn is None:
+                self._refuse(("create_vertex", vertex))
         if vertex_id >= self.next_vertex_id:
             self.next_vertex_id = vertex_id + 1
 
@@ -342,23 +414,23 @@ class GraphStore:
     # -- indexes --------------------------------------------------------------------------------
     def create_label_index(self, label: str) -> bool:
         """`CREATE INDEX ON :label`; False if it already exists (Memgraph notifies, no error)."""
-        with self._index_definition("create_label_index"):
+        with self._definition("create_label_index"):
             return self._indexes.create_label(_check_name(label, "label"), self.vertices.values())
 
     def create_label_property_index(self, label: str, key: str) -> bool:
         """`CREATE INDEX ON :label(key)`; False if it already exists."""
-        with self._index_definition("create_label_property_index"):
+        with self._definition("create_label_property_index"):
             return self._indexes.create_property(_check_name(label, "label"), _check_name(key, "key"),
                                                  self.vertices.values())
 
     def drop_label_index(self, label: str) -> bool:
         """`DROP INDEX ON :label`; False if there was none (Memgraph notifies, no error)."""
-        with self._index_definition("drop_label_index"):
+        with self._definition("drop_label_index"):
             return self._indexes.drop_label(label)
 
     def drop_label_property_index(self, label: str, key: str) -> bool:
         """`DROP INDEX ON :label(key)`; False if there was none."""
-        with self._index_definition("drop_label_property_index"):
+        with self._definition("drop_label_property_index"):
             return self._indexes.drop_property(label, key)
 
     def indexes(self) -> list[dict[str, Any]]:
@@ -367,14 +439,41 @@ class GraphStore:
         with self.lock.read():
             return self._indexes.info()
 
+    # -- unique constraints ---------------------------------------------------------------------
+    def create_unique_constraint(self, label: str, key: str) -> bool:
+        """`CREATE CONSTRAINT ON (n:label) ASSERT n.key IS UNIQUE`; False if it already exists
+        (Memgraph notifies, no error). ConstraintViolation, creating nothing, if two existing vertices
+        `(:label)` hold equal values of `key`. Creates no index (nor does Memgraph)."""
+        with self._definition("create_unique_constraint", "constraint"):
+            return self._constraints.create_unique(_check_name(label, "label"), _check_name(key, "key"),
+                                                   self.vertices.values())
+
+    def drop_unique_constraint(self, label: str, key: str) -> bool:
+        """`DROP CONSTRAINT ON (n:label) ASSERT n.key IS UNIQUE`; False if there was none."""
+        with self._definition("drop_unique_constraint", "constraint"):
+            return self._constraints.drop_unique(label, key)
+
+    def has_unique_constraint(self, label: str, key: str) -> bool:
+        with self.lock.read():
+            return self._constraints.has_unique(label, key)
+
+    def constraints(self) -> list[dict[str, Any]]:
+        """What `SHOW CONSTRAINT INFO` lists, one row per unique constraint: "constraint type"
+        ("unique"), "label", "properties" (a one-name list), "data_type" ("", as Memgraph gives it
+        for constraints other than type constraints)."""
+        with self.lock.read():
+            return self._constraints.info()
+
     @contextmanager
-    def _index_definition(self, what: str) -> Iterator[None]:
-        """Index DDL takes the whole store and never runs inside a transaction (Memgraph refuses it
-        in an explicit transaction: IndexInMulticommandTxException)."""
+    def _definition(self, what: str, kind: str = "index") -> Iterator[None]:
+        """Index and constraint DDL takes the whole store and never runs inside a transaction
+        (Memgraph refuses both in an explicit transaction: IndexInMulticommandTxException,
+        ConstraintInMulticommandTxException)."""
         with self.lock.write():
             if self._txn is not None:
-                raise RuntimeError(f"{what}: index definitions cannot change inside a transaction")
+                raise RuntimeError(f"{what}: {kind} definitions cannot change inside a transaction")
             yield
+            self._refresh_coverage()
 
     def label_lookup(self, label: str) -> Lookup:
         """Ids of the vertices with `label`, ascending: from the label index in O(result), else by a
@@ -402,12 +501,14 @@ class GraphStore:
                                  and value_key(v.props[key]) == wanted), False)
 
     def replace_with(self, other: "GraphStore") -> None:
-        """Take over `other`'s contents (used to load a file atomically). Index definitions stay and
-        are rebuilt over the new vertices (an export_util.json file carries none, but in Memgraph the
-        definitions belong to the database, not to the data imported into it)."""
+        """Take over `other`'s contents (used to load a file atomically). Index and constraint
+        definitions stay and are rebuilt over the new vertices (an export_util.json file carries none,
+        but in Memgraph the definitions belong to the database, not to the data imported into it). If
+        the new vertices violate a unique constraint, ConstraintViolation and nothing changes."""
         with self.lock.write():
             if self._txn is not None:
                 raise RuntimeError("cannot replace the graph inside a transaction")
+            self._constraints.rebuild(other.vertices.values())  # first: it may refuse the graph
             self.vertices, self.edges = other.vertices, other.edges
             self.next_vertex_id, self.next_edge_id = other.next_vertex_id, other.next_edge_id
             self.edge_generation += 1
@@ -454,7 +555,7 @@ def relationship_snapshot(edge: EdgeData) -> Relationship:
 def _undo_create_vertex(store: GraphStore, vertex: VertexData) -> None:
     del store.vertices[vertex.id]
     if store._on_label:
-        store._indexes.remove_vertex(vertex)
+        store._schema_remove(vertex)
 
 
 def _undo_create_edge(store: GraphStore, edge: EdgeData) -> None:
@@ -476,20 +577,20 @@ def _undo_property(store: GraphStore, element: VertexData | EdgeData, key: str, 
     else:
         props[key] = old  # in place: the property order stays as it was
     if key in store._on_key and type(element) is VertexData:
-        store._indexes.property_changed(element, key, current, props.get(key))
+        store._schema_property(element, key, current, props.get(key))
 
 
 def _undo_labels(store: GraphStore, vertex: VertexData, labels: tuple[str, ...]) -> None:
     current, vertex.labels = vertex.labels, labels
     if store._on_label:
-        store._indexes.relabel(vertex, current, labels)
+        store._schema_relabel(vertex, current, labels)
 
 
 def _undo_deleted(store: GraphStore, element: VertexData | EdgeData) -> None:
     element.deleted = False
     store.edge_generation += 1
     if store._on_label and type(element) is VertexData:
-        store._indexes.add_vertex(element)
+        store._schema_add(element)
 
 
 _UNDO = {
