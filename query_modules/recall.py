@@ -95,6 +95,7 @@ def render(
         turn_chars=cfg.turn_chars,
         explain=cfg.explain,
         max_chars=cfg.max_chars,
+        facts_off=found.facts_off,
     )
     text, recalled = render_rows(snapshot, merge_rows(snapshot, found.results), context, live.abort)
     return mgp.Record(text=text, recalled=recalled)

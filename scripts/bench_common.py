@@ -217,3 +217,10 @@ def emit(result: dict, json_lines: Path | None) -> None:
     if json_lines:
         with json_lines.open("a") as out:
             out.write(json.dumps(result) + "\n")
+
+
+def fresh_module_state(runtime) -> None:
+    """The recall module's cache as a fresh load leaves it (`CALL mg.load('recall')` re-executes the
+    module: new globals), keeping its settings and the model already loaded: a database's first call."""
+    module = runtime.modules["recall"]
+    module.CACHE = type(module.CACHE)(module.CACHE.settings)

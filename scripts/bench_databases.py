@@ -12,9 +12,9 @@ User is the same vertex id in both), other texts and vectors, and each its own R
 `setup_store` creates each one's indexes. A third, small database loads the model first, so no timed
 call pays for it. Then, in both call forms (the bare string form and the fast call shape, as
 `bench_scale.py` calls them):
-- the first call in each database, which pays that database's one full directory pass (after
-  `CALL recall.invalidate()` there, which drops its directory and entries), and for comparison a cold
-  call that finds the directory kept (after `recall.invalidate($user)`);
+- the first call in each database on a fresh module state (as after `CALL mg.load('recall')`): the
+  string form pays that database's one full directory pass, the fast form reads only the user; and
+  for comparison a cold call that finds the database known (after `recall.invalidate($user)`);
 - `--calls` warm calls against `a` only, and the same calls alternating `a`, `b`, `a`, `b`, ...
   (the same questions in the same order), `--rounds` times, the two series interleaved in blocks of
   `--block` calls (which goes first alternating block by block and round by round), so that a shared
@@ -44,6 +44,7 @@ from bench_common import (  # noqa: E402
     ROOT,
     CollectorClock,
     configure_model,
+    fresh_module_state,
     load_average,
     markdown_table,
     model_folder,
@@ -129,18 +130,27 @@ class Caller:
         return Counter(self.runtime.modules["recall"].CACHE.counts)
 
 
+def forget(caller: Caller, kind: str, database: str) -> None:
+    """What precedes a `first` call (a fresh module state) or a `cold` one (the user's entry dropped)."""
+    if kind == "first":
+        fresh_module_state(caller.runtime)
+    else:
+        caller.runtime.call("recall.invalidate", caller.user_id, database=database)
+
+
 def first_calls(caller: Caller, form: str, question: str) -> dict[str, dict]:
-    """Per database: the first call after `recall.invalidate()` (its directory and entries dropped), and a
-    cold call with the directory kept (`recall.invalidate($user)`); wall, CPU, API calls, cache counters."""
+    """Per database: the first call on a fresh module state (`bench_common.fresh_module_state`), and a
+    cold call with the database known (`recall.invalidate($user)`); wall, CPU, API calls, cache
+    counters."""
     out = {}
     for database in DATABASES:
         figures = {}
-        for kind, argument in (("first", None), ("cold", caller.user_id)):
-            caller.runtime.call("recall.invalidate", argument, database=database)
+        for kind in ("first", "cold"):
+            forget(caller, kind, database)
             before = caller.cache_counters()
             wall, cpu, _ = caller.timed(form, database, question)
             cache = dict(caller.cache_counters() - before)
-            caller.runtime.call("recall.invalidate", argument, database=database)
+            forget(caller, kind, database)
             api, prelude, _ = caller.counted(form, [(database, question, None)])
             figures[kind] = {
                 "wall_ms": ms(wall),
@@ -334,7 +344,7 @@ def report(out_dir: Path, info: dict, figures: dict) -> None:
                     [
                         FORM_NAMES[form],
                         database,
-                        "first call (directory pass)" if kind == "first" else "cold, directory kept",
+                        "first call (fresh module state)" if kind == "first" else "cold, database known",
                         f["wall_ms"],
                         f["cpu_ms"],
                         cache,

@@ -6,7 +6,9 @@ form, a fresh child process builds the graph, loads it into an embedded `Runtime
 `memgraph-recall setup` creates (the `:User(user_id)` and `:RecallMeta` indexes; the generator writes
 the RecallMeta), sets `RECALL_CACHE_MAX_AGE=3` before the module loads, loads the model with one call
 in another, small database of the same runtime, and measures, with `query_vector` given on every call:
-- first call after load: the module's first call in the database (its directory's one full pass);
+- first call after load: the module's first call in the database (the string form's one full pass;
+  the fast form reads only the user); counted on a fresh module state, as after `mg.load('recall')`;
+- first call after `recall.invalidate()` (any reader may call it): the entries are gone, nothing else;
 - a known user's first call: a user who exists and is not cached;
 - warm: cached users, a different question each call;
 - a user created after the module last looked: a User, one session and its messages written after
@@ -49,6 +51,7 @@ from bench_common import (  # noqa: E402
     ROOT,
     CollectorClock,
     configure_model,
+    fresh_module_state,
     markdown_table,
     model_folder,
     ms,
@@ -61,10 +64,11 @@ from bench_common import (  # noqa: E402
 )
 
 FORMS = ("string", "fast")
-PHASES = ("first_after_load", "known_first", "warm", "new_user", "unknown", "unknown_100", "wrote_session",
-          "after_max_age")
+PHASES = ("first_after_load", "first_after_invalidate", "known_first", "warm", "new_user", "unknown",
+          "unknown_100", "wrote_session", "after_max_age")
 PHASE_NAMES = {
     "first_after_load": "first call after load",
+    "first_after_invalidate": "first call after recall.invalidate()",
     "known_first": "a known user's first call",
     "warm": "warm",
     "new_user": "a user created after the module last looked",
@@ -81,7 +85,11 @@ EMBED_SAMPLES = 10
 API_KINDS = ("vertices", "edges", "properties", "labels", "types", "ids", "arguments", "total")
 PRELUDE_KINDS = ("lookups", "scanned", "holders", "edges")
 #: Issue #19's bar, at the graph about 10x larger than the smallest, in the string form.
-NEAR = ("known_first", "new_user", "unknown", "warm", "mixed_p50", "mixed_p95")
+NEAR = ("first_after_load", "first_after_invalidate", "known_first", "new_user", "unknown", "warm",
+        "mixed_p50", "mixed_p95")
+#: The string form keeps one documented full pass per database (it cannot use indexes): its first call
+#: after load is reported, not held to the bar.
+EXEMPT = {"string": ("first_after_load",)}
 RATIO, SLACK_MS, P99_RATIO, FULL_PASSES, UPKEEP_SHARE = 1.3, 20.0, 3.0, 2, 0.02
 
 # The module's own full pass (`Directory.scan`: every vertex's labels and key property), on its own:
@@ -187,7 +195,6 @@ class Tenants:
         self.runtime, self.data, self.form, self.model = runtime, data, form, model
         self.vectors, self.questions, self.today, self.latest = vectors, list(vectors), today, latest
         self.api_counts, self.prelude_counts, self.fast_shape = ApiCounts, PreludeCounts, fast_shape
-        self.cache = runtime.modules["recall"].CACHE
         store = runtime.store
         self.token = store.node(store.label_lookup("RecallMeta")[0]).properties["token"]
         self.clock = CollectorClock()
@@ -264,6 +271,11 @@ class Tenants:
             run.directory.update(now_probes - probes)
             run.upkeep += now_upkeep - upkeep
         run.rows.append(len(rows))
+
+    @property
+    def cache(self):
+        """The module's cache as it is now (`fresh_module_state` replaces it)."""
+        return self.runtime.modules["recall"].CACHE
 
     # -- writes, as a client would commit them ------------------------------------------------------
     def write_session(self, user_id: str, new_user: bool = False) -> None:
@@ -417,9 +429,13 @@ def measure(users: int, messages: int, form: str, seed: int = 0, samples: int = 
     answers: dict[str, list] = {"new_user": []}
 
     bench.timed(runs["first_after_load"], first)
-    runtime.call("recall.invalidate")  # drops the database's entries and directory: the same call again,
-    bench.counted(runs["first_after_load"], first)  # counted, pays the same full pass
+    fresh_module_state(runtime)  # as `CALL mg.load('recall')`: the same first call again, counted
+    bench.counted(runs["first_after_load"], first)
     bench.call(first)  # settles: the catch-up after the long first call is not charged to the next phase
+    for number in range(samples + 1):
+        runtime.call("recall.invalidate")  # every entry of the database goes
+        (bench.timed if number < samples else bench.counted)(runs["first_after_invalidate"], first)
+    bench.call(first)
     for user_id in known[:-1]:
         bench.timed(runs["known_first"], user_id)
     bench.counted(runs["known_first"], known[-1])
@@ -541,7 +557,7 @@ def unknown_cost(result: dict) -> tuple[int, int, int, int]:
     return counted, probes, result["full_pass"]["api"]["total"], phase["api"]["arguments"]
 
 
-def targets(by_size: dict[str, dict]) -> tuple[list[list], bool, str, str]:
+def targets(by_size: dict[str, dict], form: str = "fast") -> tuple[list[list], bool, str, str]:
     """The done-when lines of issue #19 for one form: rows, whether all are met, and the sizes compared."""
     sizes = sorted(by_size, key=int)
     small = sizes[0]
@@ -552,6 +568,10 @@ def targets(by_size: dict[str, dict]) -> tuple[list[list], bool, str, str]:
     for key in NEAR:
         name = PHASE_NAMES.get(key, key.replace("_", " "))
         bar, ok = near(figure(s, key), figure(b, key))
+        if key in EXEMPT.get(form, ()):
+            rows.append([f"{name}: reported (the string form's one full pass per database)", figure(s, key),
+                         figure(b, key), "-", cpu(s, key, b), True])
+            continue
         rows.append([f"{name}: within {RATIO}x (+{SLACK_MS:.0f} ms)", figure(s, key), figure(b, key),
                      f"<= {bar}", cpu(s, key, b), ok])
     p99 = round(P99_RATIO * figure(s, "mixed_p99"), 2)
@@ -732,7 +752,7 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict[str, dict]])
         by_size = results.get(form)
         if not by_size or len(by_size) < 2:
             continue
-        rows, ok, small, large = targets(by_size)
+        rows, ok, small, large = targets(by_size, form)
         checks[form] = {"compared": [small, large], "all_met": ok, "rows": rows}
         heading = ("### String form (the done-when lines)" if form == "string"
                    else "### Fast form (the same lines, for comparison)")
@@ -773,7 +793,7 @@ def write_report(out_dir: Path, info: dict, results: dict[str, dict[str, dict]])
         "session (a refresh, not also a renewal); `after the max age` shows the first call after an idle "
         "spell.",
         "",
-        "## Targets (issue #19)", "", *target_lines,
+        "## Targets (issues #19 and #38)", "", *target_lines,
         "## Phases", "",
         "Median wall and calling-thread CPU per call (`unknown_100`: the 100 calls in all), the collector's "
         "part of the median call, procedure-API calls of a separate call of the same kind (counting slows a "

@@ -50,6 +50,26 @@ SETUP = (
     "CREATE INDEX ON :RecallMeta",
     "MERGE (m:RecallMeta) ON CREATE SET m.token = randomUUID(), m.created_at = localDateTime()",
 )
+#: What makes facts and entities attributable (`query_modules/recall_lib/ownership.py`): Memgraph then
+#: refuses a second Action with an action_id, so an action_id names one Action. `setup` creates it,
+#: reads back whether Memgraph holds it (`SHOW CONSTRAINT INFO`) and records that on the RecallMeta,
+#: which the module reads on every call (a procedure cannot see constraints).
+UNIQUE_ACTION_IDS = "CREATE CONSTRAINT ON (a:Action) ASSERT a.action_id IS UNIQUE"
+SHOW_CONSTRAINTS = "SHOW CONSTRAINT INFO"
+RECORD_RULE = "MATCH (m:RecallMeta) SET m.action_ids_unique = $unique RETURN count(m) AS metas"
+
+
+def action_ids_enforced(constraints: list[dict]) -> bool:
+    """Whether `SHOW CONSTRAINT INFO` rows hold the uniqueness constraint on :Action(action_id)."""
+    for row in constraints:
+        properties = row.get("properties")
+        properties = [properties] if isinstance(properties, str) else list(properties or ())
+        kind = str(row.get("constraint type", "")).lower()
+        if kind == "unique" and row.get("label") == "Action" and properties == ["action_id"]:
+            return True
+    return False
+
+
 #: `setup --new-token`: a database copied from another (a restored snapshot) gets a token of its own.
 NEW_TOKEN = "MATCH (m:RecallMeta) SET m.token = randomUUID() RETURN count(m) AS metas"
 #: The RecallMeta tokens of this database, for `status`.

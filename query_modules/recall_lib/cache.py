@@ -2,35 +2,38 @@
 
 One `RecallCache` lives in `recall.py` (module state; this package holds none, so each embedded
 Runtime has its own). Memgraph shares that state between all the databases of an instance, so every
-call first finds **where** it runs (`place`): its database, by RecallMeta token (`databases`), and that
-database's `Directory` (user_ids and action_ids of the whole graph, kept current incrementally). A
-database that cannot be identified (no RecallMeta) keeps nothing: its calls read the graph afresh.
+call first finds **where** it runs (`place`): its database, by RecallMeta token (`databases`), whether
+entities and facts may be attributed there (the collision rule's evidence, read from the live
+RecallMeta: `ownership`), and for the string form only, the database's `Directory` of user_ids. A
+database that cannot be identified (no RecallMeta) keeps nothing: its calls build the user afresh.
 
 Per user and model the cache keeps an `Entry`: the immutable `UserSnapshot` plus what keeping it fresh
 needs (the user's structure as edge ids, the owned Actions). Freshness, per call (`entry`):
-- the structure (edge ids out of and into the User, its Sessions and Agents; no properties) is
-  compared with the cached one. The bare call forms read all of it; the fast call shape passes each
-  holder's signature and only holders whose signature differs from the one recall derived from its
-  own last read are read (`structure`). Unchanged -> warm; only grown (new sessions, messages, agent
-  links) -> the new Actions are read and appended; new notes, ontologies or facts on the User -> facts
-  re-read; anything else changed (an edge removed, a session with a new parent, a back-filled older
+- the structure (edge ids out of and into the User, its Sessions and Agents, and the Sessions and
+  Agents the walk turned away; no properties) is compared with the cached one. The bare call forms
+  read all of it; the fast call shape passes each holder's signature and only holders whose signature
+  differs from the one recall derived from its own last read are read (`structure`). Unchanged ->
+  warm; only grown (new sessions, messages, agent links) -> the new Actions are read and appended; new
+  notes, ontologies or facts on the User -> facts re-read; anything else changed (an edge removed, a
+  session with a new parent, a turned-away holder changed, a new one turned away, a back-filled older
   turn) -> a full build (after a removal, one that takes over the turns the entry held, `turn_reuse`);
-- older than `max_age` (`RECALL_CACHE_MAX_AGE`, 60 s): every holder is read whatever the signature
-  says, and facts, entities, notes and ontologies are read again for the Actions held (facts and
-  entities extracted later appear);
+- older than `max_age` (`RECALL_CACHE_MAX_AGE`, 60 s): the user is read again in full, as a cold build
+  reads it, taking over only the vectors of turns whose fields read back exactly as held (checked
+  `turn_reuse`): edited texts, labels, action_ids, second parents and anything turned away before are
+  seen, and facts and entities extracted later appear;
 - vectors written since the build are picked up on the next call (`pickup`), bounded per call;
-- every row a call returns is verified against the live graph (`verify`); a failure makes the pipeline
-  build the user afresh for that call (`entry(..., fresh=True)`), which also replaces the entry.
+- every row a call returns, and every fact `explain` names, is verified against the live graph
+  (`verify`); a failure makes the pipeline build the user afresh for that call (`entry(...,
+  fresh=True)`), which also replaces the entry.
 
-Key: (database, User vertex id, user_id, model, dimension). The collision rule (an action_id held by
-two users belongs to neither) reads the database's directory, each colliding holder checked live; its
-window is the directory's (new Actions at once, late or edited ones within one sweep cycle). An
-operator may declare action_ids unique (`RECALL_ACTION_IDS_UNIQUE=true`, for graphs under upstream's
-unique constraint): then no id is looked up and the directory holds no Actions.
+Key: (database, User vertex id, user_id, model, dimension, whether entities and facts are attributed):
+setup recording the constraint, or its record removed, makes new entries.
 
 After a storage rebuild (`RECOVER SNAPSHOT`, a replica's resync) ids start again below ones recall has
-read: rows are still read back before they are shown, but new data may go unseen until
-`CALL recall.invalidate()` drops the database's entries and directory.
+read: rows are still read back before they are shown, every user is read again within `max_age`, and
+the string form's directory re-reads every id within a sweep cycle; `CALL recall.invalidate()` drops
+the database's entries at once (never its directory: any reader may call it, and a rebuilt directory
+would cost a full pass).
 
 Concurrency: builds run under a per-key lock (a caller that waited uses what the other built); the
 entry table has its own short lock; snapshots are published whole and never changed. Bounded by
@@ -47,14 +50,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from . import schema as s
-from .databases import Database, DatabaseKey, Databases
+from .databases import Database, DatabaseKey, Databases, unique_rule
 from .directory import Directory
 from .environment import env_number
 from .kinds import ENTITY, FACT, TURN
 from .layered import Layered
 from .ownership import (
     Candidates,
-    Collisions,
     OwnedGraph,
     admit_actions,
     agent_action_session,
@@ -86,8 +88,17 @@ DEFAULT_MAX_AGE = 60.0
 #: Awaited vectors looked for per call (see `pickup`).
 PICKUP_LIMIT = 2000
 
-#: (database key, User vertex id, user_id, model, dimension)
-CacheKey = tuple[DatabaseKey, int, str | None, str, int | None]
+#: (database key, User vertex id, user_id, model, dimension, whether entities and facts are attributed)
+CacheKey = tuple[DatabaseKey, int, str | None, str, int | None, bool]
+
+#: Why entities and facts are not collected (`Place.attribute_off`).
+NOT_UNIQUE = (
+    "action_ids are not known to be unique in this database, so no fact or entity can be told to be "
+    "this user's; run memgraph-recall setup (it creates the uniqueness constraint on :Action(action_id))"
+)
+NO_META = "this database has no :RecallMeta, so recall cannot tell whether action_ids are unique; " + (
+    "run memgraph-recall setup"
+)
 
 
 class LiveGraph(Protocol):
@@ -124,10 +135,13 @@ class CacheSettings:
 
 @dataclass(frozen=True)
 class Place:
-    """Where one call runs: its database (None when it cannot be told) and a directory valid for it."""
+    """Where one call runs: its database (None when it cannot be told), its directory (the string form
+    only), and whether entities and facts may be attributed through action ids there (`ownership`)."""
 
     database: Database | None
-    directory: Directory
+    directory: Directory | None
+    attribute: bool
+    attribute_off: str | None = None  # why not, for the rendered header and recall.status
 
     @property
     def key(self) -> DatabaseKey | None:
@@ -145,7 +159,9 @@ class Entry:
     sessions: frozenset[int]  # which holders are Sessions
     actions: Mapping[str, int]  # owned action_id -> its Action vertex id (what facts cite)
     owned_actions: Mapping[int, tuple[str, str | None]]  # owned Action vertex id -> (action_id, session)
-    built_at: float  # when facts and entities were last read, and every holder
+    numeric: frozenset[str]  # action ids some owned Action stores as an integer (never attribute)
+    attribute: bool  # entities and facts were collected (the place's rule when built)
+    built_at: float  # when the user was last read in full (every holder, turn, fact and entity)
     nbytes: int = 0
     pickup_at: int = field(default=0, compare=False)
 
@@ -210,28 +226,46 @@ class RecallCache:
         RecallMeta ids of databases seen before; None when it cannot be told without a full pass."""
         if metas is not None:
             return self.databases.named(list(metas))
-        return self.databases.identify(graph.vertex)
+        found = self.databases.identify(graph.vertex)
+        return None if found is None else found[0]
 
-    def place(self, graph: LiveGraph, metas: Iterable[Any] | None = None) -> Place:
-        """This call's database and directory, the directory brought up to date with what changed.
+    def place(self, graph: LiveGraph, metas: Iterable[Any] | None = None, by_user_id: bool = False) -> Place:
+        """This call's database, its directory when `by_user_id` (the string form finds its User there),
+        and the collision rule read from the live RecallMeta vertices.
 
-        `metas`: the RecallMeta vertices the fast call shape passed (None for the bare forms, which
-        are identified by probing). A database never seen, or none identified, is read in one full pass.
-        """
-        fast = metas is not None
-        db = self.database(graph, metas)
-        if db is not None:
+        `metas`: the RecallMeta vertices the fast call shape passed (None for the bare forms, which are
+        identified by probing). Only the string form ever reads a whole graph: once per database, the
+        first time it needs the directory (and on every call in a database without a RecallMeta)."""
+        if metas is not None:
+            metas = list(metas)
+            db = self.databases.named(metas)
+            return self._placed(db, metas, None)
+        found = self.databases.identify(graph.vertex)
+        if not by_user_id:
+            found = found or self.databases.probe_low(graph.vertex)
+            return self._placed(*found, None) if found is not None else self._placed(None, [], None)
+        if found is not None:
+            db, live_metas = found
             directory = self._directory(db, graph)
             directory.advance(graph.vertex, graph.abort)
             directory.sweep(graph.vertex, graph.abort)
-            return Place(db, directory)
+            return self._placed(db, live_metas, directory)
         directory = self._scan(graph)
-        db = None if fast else self.databases.found(directory)
+        db = self.databases.found(directory)
+        if db is None:
+            return self._placed(None, [], directory)
+        live_metas = [v for v in map(graph.vertex, db.meta_ids) if v is not None]
+        return self._placed(db, live_metas, db.directory)
+
+    def _placed(self, db: Database | None, metas: list[Any], directory: Directory | None) -> Place:
         self._forget_evicted()
         if db is None:
             self._count("unidentified")
-            return Place(None, directory)
-        return Place(db, db.directory)
+        if self.settings.unique_action_ids:
+            return Place(db, directory, True)
+        if unique_rule(metas):
+            return Place(db, directory, True)
+        return Place(db, directory, False, NOT_UNIQUE if db is not None else NO_META)
 
     def _directory(self, db: Database, graph: LiveGraph) -> Directory:
         with db.lock:
@@ -240,21 +274,14 @@ class RecallCache:
             return db.directory
 
     def _scan(self, graph: LiveGraph) -> Directory:
-        directory = Directory.scan(
-            graph.vertices, graph.abort, self.clock, actions=not self.settings.unique_action_ids
-        )
+        directory = Directory.scan(graph.vertices, graph.abort, self.clock)
         self._count("scans")
         return directory
-
-    def collisions(self, place: Place, graph: LiveGraph) -> Collisions:
-        """The collision rule's view for one call (none when the operator declared action_ids unique)."""
-        holders = None if self.settings.unique_action_ids else place.directory.holders_of
-        return Collisions(holders, graph.vertex)
 
     @staticmethod
     def live_users(place: Place, graph: LiveGraph, user_id: str) -> list[Any]:
         """The live User vertices with `user_id`: the directory's ids, each checked in this transaction
-        (the directory is a superset)."""
+        (the directory is a superset; `place` must be a string-form one, `by_user_id`)."""
         found = []
         for vertex_id in place.directory.users_of(user_id):
             vertex = graph.vertex(vertex_id)
@@ -289,21 +316,21 @@ class RecallCache:
         """The user's current entry for `model`: cached, grown, renewed, with vectors picked up, or built
         (`fresh`: built, whatever is cached). `signature`: the fast call shape's holder signatures.
         In a database that cannot be identified the entry is built for this call and not kept."""
-        collisions = self.collisions(place, graph)
+        attribute = place.attribute
         if place.database is None:
             self._count("builds")
-            return self._build(graph, user, model, dim, collisions)
-        key = (place.database.key, user.id, id_text(user.properties.get(s.USER_ID)), model, dim)
+            return self._build(graph, user, model, dim, attribute)
+        user_id = id_text(user.properties.get(s.USER_ID))
+        key = (place.database.key, user.id, user_id, model, dim, attribute)
         with self._building.hold(key):
             cached = None if fresh else self._get(key)
             if fresh:
                 self._count("verify_failures")
             if cached is None:
-                made, counter = self._build(graph, user, model, dim, collisions), "builds"
+                made, counter = self._build(graph, user, model, dim, attribute), "builds"
             else:
-                made, counter = self._refreshed(
-                    cached, graph, user, model, dim, collisions, signature, place.directory.saw
-                )
+                saw = None if place.directory is None else place.directory.saw
+                made, counter = self._refreshed(cached, graph, user, model, dim, signature, saw)
             self._count(counter)
             if made is not cached:
                 self._publish(key, made)
@@ -316,33 +343,32 @@ class RecallCache:
         user: Any,
         model: str,
         dim: int | None,
-        collisions: Collisions,
         signature: PassedSignatures | None,
-        saw: Callable[[int], None],
+        saw: Callable[[int], None] | None,
     ) -> tuple[Entry, str]:
-        aged = self.clock() - cached.built_at > self.settings.max_age
-        only = None if signature is None or aged else cached.structure.differing(signature)
+        attribute = cached.attribute
+        if self.clock() - cached.built_at > self.settings.max_age:
+            # Everything again, as a cold build reads it; only the vectors of turns that read back
+            # exactly as held are taken over (`turn_reuse`, checked).
+            return self._build(graph, user, model, dim, attribute, reuse=cached, checked=True), "renewals"
+        only = None if signature is None else cached.structure.differing(signature)
         if only is not None and not only:
             growth: Growth | Removal = Growth(cached.structure)
         else:
             growth = compare(user, cached.structure, graph.vertex, graph.abort, only)
         if isinstance(growth, Removal):  # built afresh, the turns still held read from `cached`
-            reuse = None if aged else cached
-            return self._build(graph, user, model, dim, collisions, growth.user_out, reuse), "builds"
-        entry, counter, renew = cached, "hits", aged
+            return self._build(graph, user, model, dim, attribute, growth.user_out, cached), "builds"
+        entry, counter = cached, "hits"
         if not growth.unchanged:
-            grown = self._grow(cached, growth, graph, user, collisions, saw)
+            grown = self._grow(cached, growth, graph, user, saw)
             if grown is None:
-                return self._build(graph, user, model, dim, collisions), "builds"
-            (entry, renew_now), counter = grown, "refreshes"
-            renew = renew or renew_now
-        if renew:
-            renewed = self._renew_facts(entry, graph, user, collisions)
-            if renewed is None:
-                return self._build(graph, user, model, dim, collisions), "builds"
-            if counter != "hits":
-                self._count("renewals")  # a refresh that also renewed: both are counted
-            entry, counter = renewed, "renewals" if counter == "hits" else counter
+                return self._build(graph, user, model, dim, attribute), "builds"
+            (entry, renew), counter = grown, "refreshes"
+            if renew:
+                renewed = self._renew_facts(entry, graph, user)
+                if renewed is None:
+                    return self._build(graph, user, model, dim, attribute), "builds"
+                entry = renewed
         picked, entry.pickup_at = pick_up(
             entry.snapshot, _properties(entry, graph), entry.pickup_at, PICKUP_LIMIT
         )
@@ -356,20 +382,24 @@ class RecallCache:
         user: Any,
         model: str,
         dim: int | None,
-        collisions: Collisions,
+        attribute: bool,
         user_out: Iterable[tuple[Any, int]] | None = None,
         reuse: Entry | None = None,
+        checked: bool = False,
     ) -> Entry:
         """A full read of the user, each Action read once (`user_out`: as `collect_owned` takes it;
-        `reuse`: an older entry whose turns are taken for the Actions it held, see `turn_reuse`)."""
-        old = None if reuse is None else TurnReuse.of(reuse.snapshot.turns, reuse.snapshot.turn_vectors)
+        `reuse`: an older entry whose turns are taken for the Actions it held, see `turn_reuse`;
+        `checked`: only those whose fields read back as held)."""
+        old = None
+        if reuse is not None:
+            old = TurnReuse.of(reuse.snapshot.turns, reuse.snapshot.turn_vectors, checked)
         reader = TurnReader(model, dim, Counter(), old)
-        owned = collect_owned(user, collisions, graph.vertex, graph.abort, reader.add, user_out)
+        owned = collect_owned(user, attribute, graph.vertex, graph.abort, reader.add, user_out)
         return self._entry(owned, build_snapshot(owned, model, dim, graph.abort, reader), user, graph)
 
     def _entry(self, owned: OwnedGraph, snapshot: UserSnapshot, user: Any, graph: LiveGraph) -> Entry:
         structure = read_structure(
-            user, graph.vertex, owned.holders, owned.out_edge_ids, owned.in_edge_ids
+            user, graph.vertex, owned.holders, owned.out_edge_ids, owned.in_edge_ids, owned.watched
         )
         if structure is None:
             raise RuntimeError("a session or agent vanished while the user was read")
@@ -381,7 +411,15 @@ class RecallCache:
         owned_actions = dict(zip(held.vertex_ids, sides, strict=True))
         sessions = frozenset(owned.sessions)
         entry = Entry(
-            snapshot, structure, dict(owned.holders), sessions, actions, owned_actions, self.clock()
+            snapshot,
+            structure,
+            dict(owned.holders),
+            sessions,
+            actions,
+            owned_actions,
+            frozenset(held.numeric),
+            owned.attribute,
+            self.clock(),
         )
         return replace(entry, nbytes=entry_bytes(entry))
 
@@ -391,13 +429,12 @@ class RecallCache:
         growth: Growth,
         graph: LiveGraph,
         user: Any,
-        collisions: Collisions,
-        saw: Callable[[int], None],
+        saw: Callable[[int], None] | None,
     ) -> tuple[Entry, bool] | None:
         """(`cached` with the new sessions, Agents and Actions `growth` shows, whether facts must be read
         again: a new note, ontology or fact on the User); None when only a full build can apply it (a
-        session with another parent, an Agent now shared with a session that is not the user's, a
-        back-filled turn)."""
+        session with another parent, an Agent now shared with a session that is not the user's, a new
+        Session or Agent the rules turn away, which a build starts to watch, a back-filled turn)."""
         holders, sessions = dict(cached.holders), set(cached.sessions)
         to_expand: dict[int, Any] = {}
         renew = bool(growth.in_edges.get(user.id))  # an edge into the User: a fact about the user
@@ -406,9 +443,12 @@ class RecallCache:
                 renew = True  # a note, an ontology or a fact
                 continue
             session = edge.to_vertex
-            if session.id not in sessions and session_skip(session, user.id, (edge.id,)) is None:
-                sessions.add(session.id)
-                to_expand[session.id] = session
+            if session.id in sessions:
+                continue
+            if session_skip(session, user.id, (edge.id,)) is not None:
+                return None
+            sessions.add(session.id)
+            to_expand[session.id] = session
         for holder, edges in growth.in_edges.items():
             if holder == user.id:
                 continue
@@ -429,12 +469,12 @@ class RecallCache:
                     to_expand.setdefault(holder, edge.from_vertex)
         skipped: Counter = Counter()
         expand_sessions(to_expand, sessions, holders, candidates.add, skipped, graph.abort)
+        if skipped:
+            return None  # an Agent turned away: a build watches it
         new = candidates.without(cached.owned_actions)
-        if len(new):
+        if len(new) and saw is not None:
             saw(max(new.sessions))  # the directory reads up to the newest, however many ids are missing
-        admitted = admit_actions(
-            new, holders, collisions, skipped, graph.abort, also_owned=cached.owned_actions
-        )
+        admitted = admit_actions(new, holders, skipped, graph.abort)
         snapshot = with_new_turns(cached.snapshot, admitted, graph.vertex, skipped, graph.abort)
         added = read_holders(graph.vertex, holders.keys() - cached.holders.keys())
         if snapshot is None or added is None:
@@ -455,27 +495,25 @@ class RecallCache:
             sessions=frozenset(sessions),
             actions=actions,
             owned_actions=owned_actions,
+            numeric=cached.numeric | admitted.numeric,
         )
         return replace(grown, nbytes=entry_bytes(grown)), renew
 
-    def _renew_facts(
-        self, cached: Entry, graph: LiveGraph, user: Any, collisions: Collisions
-    ) -> Entry | None:
+    def _renew_facts(self, cached: Entry, graph: LiveGraph, user: Any) -> Entry | None:
         """Facts, entities, notes and ontologies read again for the Actions held (turns kept); None when
-        one of them now collides with another user's, or is gone."""
-        owned = OwnedGraph(user, graph.vertex)
+        one of them is gone."""
+        owned = OwnedGraph(user, graph.vertex, attribute=cached.attribute)
         for vertex_id, (action_id, session_id) in cached.owned_actions.items():
-            if collisions.elsewhere(action_id, vertex_id, cached.owned_actions):
-                return None
             if graph.vertex(vertex_id) is None:
                 return None
             owned.actions.add(action_id, session_id, vertex_id)
+        owned.actions.numeric.update(cached.numeric)
         collect_entities_and_facts(owned, graph.abort)
         owned.notes = owned_notes(user, owned.skipped)
         owned.ontologies = owned_ontologies(user)
         snapshot = cached.snapshot
         part, awaiting = read_fact_part(owned, snapshot.model, snapshot.dimension, Counter())
-        renewed = replace(cached, snapshot=with_fact_part(snapshot, part, awaiting), built_at=self.clock())
+        renewed = replace(cached, snapshot=with_fact_part(snapshot, part, awaiting))
         return replace(renewed, nbytes=entry_bytes(renewed))
 
     def _get(self, key: CacheKey) -> Entry | None:
@@ -519,13 +557,12 @@ class RecallCache:
         self, database: Database | None, user_id: str | None = None, vertex_id: int | None = None
     ) -> int:
         """Drop one database's entries of a user (by user_id and/or User vertex id), or with neither
-        every entry of the database and its directory; returns how many entries were dropped. Nothing
-        is kept for a database that cannot be identified (None)."""
+        every entry of the database (its directory stays: see the module docstring); returns how many
+        entries were dropped. Nothing is kept for a database that cannot be identified (None)."""
         if database is None:
             return 0
         db = database.key
         if user_id is None and vertex_id is None:
-            self.databases.forget(db)
             return self._drop(lambda k: k[0] == db)
         return self._drop(
             lambda k: k[0] == db and ((user_id is not None and k[2] == user_id) or k[1] == vertex_id)
@@ -556,21 +593,26 @@ class RecallCache:
         return rows + self._database_rows(place)
 
     def _database_rows(self, place: Place | None) -> list[dict[str, Any]]:
-        rule = (
-            "declared unique by the operator (RECALL_ACTION_IDS_UNIQUE): no collision is looked for"
-            if self.settings.unique_action_ids
-            else "an action_id held by two users belongs to neither (the directory's window)"
-        )
-        rows = [_row("database", "collision_rule", None, rule)]
+        if self.settings.unique_action_ids:
+            rule = "unique, the operator's word (RECALL_ACTION_IDS_UNIQUE): facts and entities attributed"
+        elif place is not None and place.attribute:
+            rule = "unique, enforced by Memgraph (recorded by setup): facts and entities attributed"
+        else:
+            rule = "not known unique: " + (place.attribute_off if place is not None else NOT_UNIQUE)
+        rows = [_row("database", "collision_rule", int(place is not None and place.attribute), rule)]
         known = sum(1 for _ in self.databases)
         if place is None or place.database is None:
             detail = "not identified: no :RecallMeta node (run memgraph-recall setup); nothing is kept"
             return [*rows, _row("database", "identity", known, detail)]
         directory = place.directory
+        tokens = ", ".join(place.database.key)
+        identity = _row("database", "identity", known, f"token {tokens}; databases known")
+        if directory is None:
+            return [*rows, identity]
         cycle = directory.last_cycle_seconds
         return [
             *rows,
-            _row("database", "identity", known, f"token {', '.join(place.database.key)}; databases known"),
+            identity,
             _row("database", "directory", directory.size, "vertices with a user_id, action_id or token"),
             _row("database", "directory_top", directory.top, "highest vertex id read"),
             _row(

@@ -13,6 +13,9 @@ Three shapes, checked here before any work:
 The signature is the caller's claim, never a baseline: recall compares it with what it read itself
 (`structure.Structure.differing`) and reads the holders that differ. A forged one can only make its
 own call answer from the cache as it stands.
+
+A map lacking any of its keys, or with no RecallMeta in `metas`, is refused: without them recall could
+neither tell the database nor keep anything, and would have to read the whole graph on every call.
 """
 
 from collections.abc import Mapping, Sequence
@@ -65,12 +68,23 @@ def _user_vertex(vertex: Any, expected: str) -> Any:
 
 
 def _fast_shape(shape: Mapping, max_holders: int) -> UserRef:
+    expected = ", ".join(FAST_SHAPE_KEYS)
     unknown = sorted(set(map(str, shape)) - set(FAST_SHAPE_KEYS))
     if unknown:
-        expected = ", ".join(FAST_SHAPE_KEYS)
         raise ValueError(f"user: unknown key(s) {unknown} in the call shape's map; it takes {expected}")
+    missing = [key for key in FAST_SHAPE_KEYS if key not in shape]
+    if missing:
+        raise ValueError(
+            f"user: the call shape's map lacks {', '.join(missing)}; it takes {expected}, as "
+            "memgraph_recall.shape.FAST_QUERIES builds it"
+        )
     users = _list(shape, "users")
     metas = _list(shape, "metas")
+    if not metas:
+        raise ValueError(
+            "user['metas'] is empty: this database has no :RecallMeta node, which the fast call shape "
+            "needs to tell the databases of an instance apart; run memgraph-recall setup"
+        )
     for vertex in (*users, *metas):
         if not _is_vertex(vertex):
             raise ValueError(f"user['users'] and user['metas'] must hold nodes, got {vertex!r}")

@@ -9,10 +9,16 @@ graph (a database's `Directory`, its users' cache entries) is filed under the da
   the tokens are read from them in the call's own transaction.
 - The bare forms (`CALL recall.render("maya", ...)`, a `:User` node) are identified by probing the
   RecallMeta vertex ids of databases already seen: a vertex there with that database's token means
-  this database (tokens are random, so no other database holds one). When none matches, a full pass
-  reads the graph: it finds this database's RecallMeta (a database seen for the first time) or none.
+  this database (tokens are random, so no other database holds one). When none matches, the node form
+  probes the first `LOW_IDS` ids (setup usually runs on an empty database, so its RecallMeta is there)
+  and the string form's one full pass per database reads the graph: either finds this database's
+  RecallMeta (a database seen for the first time) or none.
 - **A database with no RecallMeta cannot be told apart from another**: calls there keep nothing
-  between calls (each reads the whole graph and builds the user afresh). Slower, never wrong.
+  between calls (each builds the user afresh). Slower, never wrong.
+
+The RecallMeta also carries the collision rule's evidence (`unique_rule`): `action_ids_unique`, which
+setup writes once Memgraph enforces a uniqueness constraint on `(:Action) action_id`. It is read from
+the live vertex on every call, never remembered.
 
 Trust: a token names one database only while no other database holds a RecallMeta with the same token.
 Copying a database (a snapshot restored into another one) copies its token: give the copy its own
@@ -34,6 +40,8 @@ from .ownership import has_label
 
 #: Most databases kept (least recently used dropped first, with their directories and entries).
 MAX_DATABASES = 256
+#: Ids the node form probes for a RecallMeta in a database no call has identified yet.
+LOW_IDS = 64
 
 DatabaseKey = tuple[str, ...]  # the database's RecallMeta tokens, sorted
 
@@ -56,6 +64,12 @@ def meta_token(vertex: Any) -> str | None:
     return token if isinstance(token, str) and token else None
 
 
+def unique_rule(metas: Sequence[Any]) -> bool:
+    """Whether the live RecallMeta vertices of this call's database record that Memgraph enforces
+    unique action_ids (every one of them, and at least one)."""
+    return bool(metas) and all(meta.properties.get(s.ACTION_IDS_UNIQUE) is True for meta in metas)
+
+
 class Databases:
     """Every database seen, by key, least recently used first; see the module docstring."""
 
@@ -76,18 +90,30 @@ class Databases:
             tokens[vertex.id] = token
         return self._database(tokens) if tokens else None
 
-    def identify(self, lookup: Callable[[int], Any]) -> Database | None:
-        """The known database this transaction's graph is, by probing known RecallMeta ids; None."""
+    def identify(self, lookup: Callable[[int], Any]) -> tuple[Database, list[Any]] | None:
+        """The known database this transaction's graph is, by probing known RecallMeta ids, with the
+        live RecallMeta vertices found there; None."""
         with self._lock:
             known = reversed(self._known.values())
             candidates = [(i, token, db) for db in known for i, token in db.meta_ids.items()]
-        probed: dict[int, str | None] = {}
+        probed: dict[int, Any] = {}
         for vertex_id, token, db in candidates:
             if vertex_id not in probed:
-                probed[vertex_id] = meta_token(lookup(vertex_id))
-            if probed[vertex_id] == token:
-                return self._touch(db)
+                probed[vertex_id] = lookup(vertex_id)
+            if meta_token(probed[vertex_id]) == token:
+                metas = []
+                for meta_id, meta in db.meta_ids.items():
+                    vertex = probed[meta_id] if meta_id in probed else lookup(meta_id)
+                    if meta_token(vertex) == meta:
+                        metas.append(vertex)
+                return self._touch(db), metas
         return None
+
+    def probe_low(self, lookup: Callable[[int], Any]) -> tuple[Database, list[Any]] | None:
+        """The database whose RecallMeta vertices sit among the first `LOW_IDS` ids, registered, with
+        those vertices; None when there is none."""
+        metas = [v for v in map(lookup, range(LOW_IDS)) if meta_token(v) is not None]
+        return (self._database({v.id: meta_token(v) for v in metas}), metas) if metas else None
 
     def found(self, directory: Directory) -> Database | None:
         """The database a full pass describes (its RecallMeta vertices), holding that directory; None
@@ -118,14 +144,6 @@ class Databases:
             if db.key in self._known:
                 self._known.move_to_end(db.key)
         return db
-
-    def forget(self, key: DatabaseKey) -> None:
-        with self._lock:
-            self._known.pop(key, None)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._known.clear()
 
     def __iter__(self) -> Iterable[Database]:
         with self._lock:

@@ -1,29 +1,33 @@
-"""One database's directory: which vertices hold a user_id, an action_id or a database token.
+"""One database's directory for the string call form: which vertices hold a user_id or a database token.
 
-Python procedures have no index access, yet recall needs two answers about the whole graph: which User
-vertex has a user_id (the string call form) and whether an action_id is held by more than one Action
-(the collision rule). The directory answers both from memory and keeps itself current by reading only
-what changed since it last looked, relying on how Memgraph hands out vertex ids: one counter per
-database that only grows (`fetch_add`, never reused, not even after an aborted transaction).
+Python procedures have no index access, yet `CALL recall.render("maya", ...)` must find the User with
+that user_id, and a bare call must tell which database it runs in. The directory answers both from
+memory. The fast call shape and the node form never need it: Memgraph finds their User (through the
+`:User(user_id)` index, or the caller's MATCH) and the fast shape passes the RecallMeta nodes. Nothing
+that decides **whose** a row is rests on it: every id it gives is checked in the calling transaction,
+and ownership never asks it (`ownership`'s module docstring). What it can get wrong is only whether a
+user_id is found yet, and it is built to find every one within a stated bound.
 
-- **Built once** per database by one full pass (`scan`), the first time a call needs it.
+- **Built once** per database by one full pass (`scan`), the first time a string-form call needs it
+  (the one pass per database the string form keeps; `recall.invalidate()` keeps the directory).
 - **New vertices** (ids above the highest read, `top`) are read on every call (`advance`): ids are
   probed upward until `GAP` ids in a row are missing (ids an aborted or deleted write used up), so a
-  user created a moment ago is found on its first call and an unknown user_id costs `GAP` probes,
-  never a scan. Vertex ids seen some other way (the asking user's new Actions) are probed up to as
-  well, however many ids are missing before them.
-- **Everything else** (a key set or changed on an existing vertex, a transaction that took an id
-  below `top` and committed later, vertices beyond a longer run of missing ids) is found by the
-  **sweep**: each call re-reads the next `SWEEP` (16) ids of the id range, a fixed share whatever the
-  graph's size (a range of N ids is covered every N / 16 calls); each time it completes the range
-  it also probes far above `top` (`top + GAP * 2**k`). That is the window of the collision rule and of
-  a user_id edited onto an old vertex: one sweep cycle.
+  user created a moment ago after at most `GAP` missing ids is found on its first call, and an unknown
+  user_id costs `GAP` probes, never a scan.
+- **Everything else** (a user_id set on an existing vertex, a transaction that took an id below `top`
+  and committed later, vertices beyond a longer run of missing ids) is found by the **sweep**: each
+  call re-reads the next `SWEEP` (16) ids of the range `[0, reach)`, where `reach` is twice `top` plus
+  `GAP` (with at least `MIN_REACH`): a vertex past a run of missing ids shorter than the ids already
+  handed out is read within one sweep cycle, `reach / 16` calls. Each cycle also probes far above
+  `top` (`top + GAP * 2**k`), which finds a block of new vertices after a longer run when the block is
+  at least as long as the run. Only a few vertices written after a run of missing ids longer than every
+  id the database has handed out before it stay unseen, until the graph grows past them.
 
-Entries are a **superset**, checked against the live graph on use (`users_of`, `holders_of` return ids
-the caller verifies in its own transaction): a stale entry costs a lookup, never a wrong answer. An
-entry is dropped only when a read lacks it `SETTLE_SECONDS` after it was last seen present (a reader
-on an older snapshot may not see a newer vertex, but no transaction outlives Memgraph's query timeout,
-600 s by default), so readers on older snapshots never erase what newer ones saw.
+Entries are a **superset**, checked against the live graph on use (`users_of` returns ids the caller
+verifies in its own transaction): a stale entry costs a lookup, never a wrong answer. An entry is
+dropped only when a read lacks it `SETTLE_SECONDS` after it was last seen present (a reader on an older
+snapshot may not see a newer vertex, but no transaction outlives Memgraph's query timeout, 600 s by
+default), so readers on older snapshots never erase what newer ones saw.
 
 Pure logic over mgp-like vertices (`.id`, `.labels[*].name`, `.properties.get`); no mgp import.
 """
@@ -47,24 +51,21 @@ SWEEP = 16
 SETTLE_SECONDS = 600.0
 #: How far above `top` the end of each sweep cycle looks (top + GAP * 2**k for k below this).
 FAR_PROBES = 40
+#: The sweep's range is at least this many ids, however small the graph.
+MIN_REACH = 1024
 
-USER, ACTION, META = "user", "action", "meta"
+USER, META = "user", "meta"
 
 #: Looks up a vertex of the current transaction by id; None when it does not exist there.
 VertexLookup = Callable[[int], Any]
 
 
-def vertex_keys(vertex: Any, actions: bool = True) -> tuple[tuple[str, str], ...]:
-    """The directory keys a live vertex holds: (USER, user_id), (ACTION, action_id) unless `actions` is
-    off, (META, token)."""
+def vertex_keys(vertex: Any) -> tuple[tuple[str, str], ...]:
+    """The directory keys a live vertex holds: (USER, user_id), (META, token)."""
     keys = []
     for label in vertex.labels:
         name = label.name
-        if name == s.ACTION and actions:
-            key = id_text(vertex.properties.get(s.ACTION_ID))
-            if key is not None:
-                keys.append((ACTION, key))
-        elif name == s.USER:
+        if name == s.USER:
             key = id_text(vertex.properties.get(s.USER_ID))
             if key is not None:
                 keys.append((USER, key))
@@ -87,12 +88,10 @@ class DirectoryCounts:
 class Directory:
     """The keys of one database's vertices, by key and by vertex; see the module docstring."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, actions: bool = True) -> None:
-        """`actions`: keep action_ids (off when the operator declared them unique: nothing to look up)."""
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
-        self.actions = actions
         self._lock = threading.Lock()
-        self._maps: dict[str, dict[str, tuple[int, ...]]] = {USER: {}, ACTION: {}, META: {}}
+        self._maps: dict[str, dict[str, tuple[int, ...]]] = {USER: {}, META: {}}
         self._vertices: dict[int, tuple[tuple[str, str, float], ...]] = {}  # id -> (kind, key, seen at)
         self.top = -1  # the highest vertex id read
         self.seen = -1  # the highest vertex id known to exist (read, or seen through an edge)
@@ -109,16 +108,15 @@ class Directory:
         vertices: Iterable[Any],
         abort: Callable[[], None],
         clock: Callable[[], float] = time.monotonic,
-        actions: bool = True,
     ) -> "Directory":
         """A directory of every vertex, read in one pass."""
-        directory = cls(clock, actions)
+        directory = cls(clock)
         now = clock()
         for count, vertex in enumerate(vertices):
             if count % 512 == 0:
                 abort()
             vertex_id = vertex.id
-            keys = vertex_keys(vertex, actions)
+            keys = vertex_keys(vertex)
             if keys:
                 directory._record(vertex_id, keys, now)
             if vertex_id > directory.top:
@@ -163,21 +161,24 @@ class Directory:
         self.counts.seconds += time.perf_counter() - started
         return probed
 
+    @property
+    def reach(self) -> int:
+        """The end (exclusive) of the range the sweep re-reads: see the module docstring."""
+        return max(2 * self.top + GAP, MIN_REACH)
+
     def sweep(self, lookup: VertexLookup, abort: Callable[[], None]) -> int:
-        """Re-read the next `SWEEP` ids of the id range; returns the ids probed."""
+        """Re-read the next `SWEEP` ids of `[0, reach)`; returns the ids probed."""
         started = time.perf_counter()
         now = self.clock()
         probed = 0
         while probed < SWEEP:
-            if self.sweep_at > self.top:
+            if self.sweep_at >= self.reach:
                 self._far_probes(lookup)
                 self.sweep_at = 0
                 self.counts.cycles += 1
                 if self._cycle_started is not None:
                     self.last_cycle_seconds = now - self._cycle_started
                 self._cycle_started = now
-                if self.top < 0:
-                    break
             vertex_id = self.sweep_at
             self.read(vertex_id, lookup(vertex_id), now)
             self.sweep_at += 1
@@ -195,7 +196,7 @@ class Directory:
 
     def read(self, vertex_id: int, vertex: Any, now: float | None = None) -> None:
         """Record what one live vertex holds now (None: it does not exist in this transaction)."""
-        keys = vertex_keys(vertex, self.actions) if vertex is not None else ()
+        keys = vertex_keys(vertex) if vertex is not None else ()
         if vertex is not None and vertex_id > self.top:
             self.top = vertex_id
             self.saw(vertex_id)
@@ -235,9 +236,6 @@ class Directory:
     # -- answers (supersets: the caller checks each id in its own transaction) --------------------
     def users_of(self, user_id: str) -> tuple[int, ...]:
         return self._maps[USER].get(user_id, ())
-
-    def holders_of(self, action_id: str) -> tuple[int, ...]:
-        return self._maps[ACTION].get(action_id, ())
 
     def user_ids(self) -> list[str]:
         return list(self._maps[USER])

@@ -114,11 +114,11 @@ def units_of(graph: Any, cache: Any, user_id: str | None) -> Units:
     is read), or with None every unit in the graph whoever owns it (a full pass)."""
     if user_id is None:
         return all_units(graph.vertices, graph.abort)
-    place = cache.place(graph)
+    place = cache.place(graph, by_user_id=True)
     vertex = cache.find_user(place, graph, user_id)
     if vertex is None:
         return Units([], Counter())
-    return owned_units(collect_owned(vertex, cache.collisions(place, graph), graph.vertex, graph.abort))
+    return owned_units(collect_owned(vertex, place.attribute, graph.vertex, graph.abort))
 
 
 def all_units(vertices: Iterable[Any], abort: Callable[[], None]) -> Units:

@@ -58,6 +58,7 @@ class Hit:
     index: int
     passage: int | None = None  # the passage that matched (turns and notes)
     via: str | None = None  # how a derived hit was reached, for `explain`
+    fact: int | None = None  # the fact a turn was found through (named by `via`): verified with it
     found_by: tuple["Hit", ...] = ()  # a fused turn: the turn lanes' hits for it (their own ranks)
     lifts: tuple[str, ...] = ()  # a fused turn: the signals that lifted it, e.g. "session +0.120"
 
@@ -284,6 +285,7 @@ def _turn_hit(
             candidate.turn,
             sentence_passage(passages, fact.text),
             via=f"fact {fact.identity}",
+            fact=candidate.fact,
         )
     passage = candidate.passage if candidate.passage is not None else overlap_best(passages, terms)
     return Hit(lane, rank, candidate.score, candidate.turn, passage)

@@ -4,14 +4,24 @@ The rules, each a small check on one vertex or edge below (`*_skip`: None when t
 the reason it does not, which `recall.status` counts):
 - a Session is the user's only when its sole HAD_SESSION parent is the user's vertex;
 - an Agent's actions count only when every Session with HAS_AGENT to it is the user's;
-- an Action counts only when every HAS_ACTION parent is one of the user's Sessions or Agents, it has an
-  `action_id`, and no Action outside the user's holds that id anywhere in the graph (a collision
-  belongs to neither user; `Collisions`, over the database's `directory`, whose window is stated there);
-- an entity is the user's when one of its MENTIONED_IN edges lists a user's action id in `sources`;
+- an Action counts only when every HAS_ACTION parent is one of the user's Sessions or Agents and it has
+  an `action_id` (a string, or an integer read as its digits);
+- an entity is the user's when one of its MENTIONED_IN edges, into a chunk of one of the user's
+  Actions, lists a user's action id in `sources`;
 - a fact (any non-structural relationship with `source_id`, between entities or an entity and this
   User) is the user's when `source_id` is one of the user's action ids;
 - a Memory (a note) is the user's when its sole HAS_MEMORY parent is the user's vertex.
 Nothing reachable only through shared chunks, entities or agents is ever collected.
+
+Turns and notes are the user's by structure alone. Entities and facts are the user's through an
+action_id, which names one Action only when no other Action holds it: a check over every Action of the
+graph, which a Python procedure cannot make (no index access, and no full pass can be trusted to have
+seen every vertex: ids have gaps, commits land out of order). So they are **attributed only where the
+database enforces unique action_ids** (`attribute`: the `(:Action) action_id IS UNIQUE` constraint that
+`memgraph-recall setup` creates and records on the RecallMeta, or the operator's word,
+`RECALL_ACTION_IDS_UNIQUE=true`), and then only through string ids on both sides: Memgraph's constraint
+tells `7` from `"7"`, so an integer id could be another user's string one. Elsewhere they are not
+collected at all, and recall says why.
 
 Three callers apply the same checks: the full walk down from the User (`collect_owned`), the growth of
 a cached user by new sessions and messages (`expand_sessions` + `admit_actions`), and the upward check
@@ -57,6 +67,12 @@ def id_text(value: Any) -> str | None:
     if isinstance(value, int):
         return str(value)
     return None
+
+
+def text_id(value: Any) -> str | None:
+    """An id that attributes (a fact's `source_id`, a mention's source): a non-empty string only, as
+    Memgraph's unique constraint tells `7` from `"7"` (see the module docstring)."""
+    return value if type(value) is str and value else None
 
 
 def only_parents(
@@ -123,30 +139,22 @@ def agent_skip(
 
 def action_check(
     vertex: Any, holder_ids: Container[int], known: Container[int] = frozenset()
-) -> tuple[str | None, str | None]:
-    """(None, its action_id) when the Action passes, else (the reason, None). `known`: ids of
-    HAS_ACTION edges from `holder_ids` the caller arrived through."""
+) -> tuple[str | None, str | None, bool]:
+    """(None, its action_id, whether it is stored as text) when the Action passes, else (the reason,
+    None, False). `known`: ids of HAS_ACTION edges from `holder_ids` the caller arrived through."""
     if not has_label(vertex, s.ACTION):
-        return "action_link_to_a_non_action", None
+        return "action_link_to_a_non_action", None, False
     if not only_parents(vertex, s.HAS_ACTION, holder_ids, known):
-        return "action_under_another_users_session", None
-    action_id = id_text(vertex.properties.get(s.ACTION_ID))
+        return "action_under_another_users_session", None, False
+    stored = vertex.properties.get(s.ACTION_ID)
+    action_id = id_text(stored)
     if action_id is None:
-        return "action_without_id", None
-    return None, action_id
+        return "action_without_id", None, False
+    return None, action_id, type(stored) is str
 
 
 def action_skip(vertex: Any, holder_ids: Container[int], known: Container[int] = frozenset()) -> str | None:
     return action_check(vertex, holder_ids, known)[0]
-
-
-def action_id_skip(
-    action_id: str, vertex_id: int, collisions: "Collisions", owned: Container[int]
-) -> str | None:
-    """The collision rule: no Action outside `owned` (and `vertex_id` itself) holds `action_id`."""
-    if collisions.elsewhere(action_id, vertex_id, owned):
-        return "action_id_held_by_another_user"
-    return None
 
 
 def memory_skip(vertex: Any, user_id: int, known: Container[int] = frozenset()) -> str | None:
@@ -164,7 +172,7 @@ def mention_skip(edge: Any, action_ids: Container[str], entity: Any = None) -> s
     sources = edge.properties.get(s.SOURCES)
     if not isinstance(sources, (list, tuple)) or len(sources) > MAX_SOURCES:
         return "mention_with_unreadable_sources"
-    if not any(id_text(source) in action_ids for source in sources):
+    if not any(text_id(source) in action_ids for source in sources):
         return ""
     if labels_of(entity if entity is not None else edge.from_vertex) & s.STRUCTURAL_LABELS:
         return "entity_with_structural_label"
@@ -200,40 +208,6 @@ def fact_ends(
     return None if ends[0] and ends[1] else (ends[0], ends[1], (vertices[0], vertices[1]))
 
 
-# -- the collision rule's view of the graph ---------------------------------------------------------
-class Collisions:
-    """Which other Actions hold an action_id, for the collision rule.
-
-    `holders_of(action_id)` is a superset of the vertex ids that might (a database's `Directory`);
-    each is checked in the calling transaction before it counts, memoised for the call. With
-    `holders_of=None` the operator has declared action_ids unique in the graph (upstream's
-    `CONSTRAINT ON (a:Action) ASSERT a.action_id IS UNIQUE`): no id is ever held twice.
-    """
-
-    def __init__(
-        self, holders_of: Callable[[str], Iterable[int]] | None, lookup: Callable[[int], Any]
-    ) -> None:
-        self.holders_of, self.lookup = holders_of, lookup
-        self._holds: dict[int, str | None] = {}  # vertex id -> the action_id it holds live (None: none)
-
-    def elsewhere(self, action_id: str, vertex_id: int, owned: Container[int]) -> bool:
-        """Whether an Action other than `vertex_id` and outside `owned` holds `action_id` live."""
-        if self.holders_of is None:
-            return False
-        for holder in self.holders_of(action_id):
-            if holder == vertex_id or holder in owned:
-                continue
-            if holder not in self._holds:
-                vertex = self.lookup(holder)
-                held = None
-                if vertex is not None and has_label(vertex, s.ACTION):
-                    held = id_text(vertex.properties.get(s.ACTION_ID))
-                self._holds[holder] = held
-            if self._holds[holder] == action_id:
-                return True
-        return False
-
-
 # -- walking down from the User ---------------------------------------------------------------------
 class OwnedAction(NamedTuple):
     """An Action the user owns, by id (it holds no live object: vertices are looked up again by id)."""
@@ -250,12 +224,13 @@ class OwnedActions(Sequence[OwnedAction]):
     plain values), so 100k `OwnedAction`s held through a build were all moved to the old generation,
     and about one full collection of the whole heap per 100k-message build was theirs."""
 
-    __slots__ = ("action_ids", "session_ids", "vertex_ids")
+    __slots__ = ("action_ids", "session_ids", "vertex_ids", "numeric")
 
     def __init__(self) -> None:
         self.action_ids: list[str] = []
         self.session_ids: list[str | None] = []
         self.vertex_ids: list[int] = []
+        self.numeric: set[str] = set()  # ids some of these Actions store as an integer: never attribute
 
     def columns(self) -> tuple[list[str], list[str | None], list[int]]:
         return self.action_ids, self.session_ids, self.vertex_ids
@@ -305,9 +280,20 @@ class OwnedGraph:
     in_edge_ids: dict[int, tuple[int, ...]] = field(default_factory=dict)  # holders, as their checks read
     skipped: Counter = field(default_factory=Counter)  # rule -> how many it turned away
 
+    attribute: bool = False  # entities and facts may be attributed through action ids (module docstring)
+    watched: set[int] = field(default_factory=set)  # Sessions and Agents reached but turned away
+
     @property
     def action_ids(self) -> frozenset[str]:
         return frozenset(self.actions.action_ids)
+
+    @property
+    def attributing_ids(self) -> frozenset[str]:
+        """The action ids entities and facts are attributed through: none unless `attribute`, and
+        never one some owned Action stores as an integer."""
+        if not self.attribute:
+            return frozenset()
+        return frozenset(self.actions.action_ids) - self.actions.numeric
 
 
 class Candidates:
@@ -381,11 +367,13 @@ def expand_sessions(
     abort: Callable[[], None] = _no_abort,
     out_edge_ids: dict[int, tuple[int, ...]] | None = None,
     in_edge_ids: dict[int, tuple[int, ...]] | None = None,
+    turned_away: set[int] | None = None,
 ) -> None:
     """Add the user's `sessions` (vertex id -> Session) and their Agents to `holders` (vertex id ->
     session id), and hand each Action under them to `found` (the Action, the session it stands for,
     the HAS_ACTION edge's id: `Candidates.add` or `Admission.found`); `out_edge_ids` (when given) gets
-    each holder's out-edge ids, `in_edge_ids` each Agent's in-edge ids (as its check read them).
+    each holder's out-edge ids, `in_edge_ids` each Agent's in-edge ids (as its check read them),
+    `turned_away` each Agent the rules turned away (the cache watches its edges).
 
     One pass over each session's edges; each Agent is expanded once (an SDK Agent shared by thousands
     of sessions would otherwise be walked once per session).
@@ -415,6 +403,8 @@ def expand_sessions(
             reason = agent_skip(agent, session_ids, (edge_id,), in_ids)
             if reason:
                 skipped[reason] += 1
+                if turned_away is not None:
+                    turned_away.add(agent.id)
                 continue
             if in_edge_ids is not None:
                 in_edge_ids[agent.id] = tuple(in_ids)
@@ -434,23 +424,21 @@ ActionVisit = Callable[["OwnedAction", Any], None]
 def admit_actions(
     candidates: Candidates,
     holders: Container[int],
-    collisions: Collisions,
     skipped: Counter,
     abort: Callable[[], None] = _no_abort,
     *,
-    also_owned: Container[int] = frozenset(),
     visit: ActionVisit | None = None,
 ) -> OwnedActions:
-    """The `candidates` that are the user's Actions (`action_skip`, then `action_id_skip` against the
-    candidates that passed and `also_owned`), each checked on the vertex the walk handed out (`visit`
-    reads it then): the growth of a cached user, whose holders are all known before its candidates."""
+    """The `candidates` that are the user's Actions (`action_check`), each checked on the vertex the walk
+    handed out (`visit` reads it then): the growth of a cached user, whose holders are all known before
+    its candidates."""
     admission = Admission(holders, skipped, visit)
     for count, (vertex_id, session_id) in enumerate(candidates.sessions.items()):
         if count % _ABORT_EVERY == 0:
             abort()
         action, known = candidates.vertices[vertex_id], candidates.edges[vertex_id]
         admission.check(action, vertex_id, session_id, known, final=True)
-    return admission.finish(collisions, also_owned)
+    return admission.finish()
 
 
 class Admission:
@@ -496,12 +484,14 @@ class Admission:
         self, action: Any, vertex_id: int, session_id: str | None, known: Container[int], final: bool
     ) -> bool:
         """Admit `action` when it passes; a failure counts in `skipped` only when `final`."""
-        reason, action_id = action_check(action, self.holders, known)
+        reason, action_id, as_text = action_check(action, self.holders, known)
         if reason:
             if final:
                 self.skipped[reason] += 1
             return False
         self.passed.add(action_id, session_id, vertex_id)
+        if not as_text:
+            self.passed.numeric.add(action_id)
         if self.visit is not None:
             self.visit(OwnedAction(action_id, session_id, vertex_id), action)
         if self.chunks is not None:
@@ -510,23 +500,13 @@ class Admission:
                 self.chunks[vertex_id] = tuple(found)
         return True
 
-    def finish(self, collisions: Collisions, also_owned: Container[int] = frozenset()) -> OwnedActions:
-        """The admitted Actions, deferred ones checked again, minus those the collision rule turns away
-        (against every Action that passed and `also_owned`)."""
+    def finish(self) -> OwnedActions:
+        """The admitted Actions, deferred ones checked again."""
         deferred, self.deferred = self.deferred, Candidates()
         for vertex_id, session_id in deferred.sessions.items():
             action, known = deferred.vertices[vertex_id], deferred.edges[vertex_id]
             self.check(action, vertex_id, session_id, known, final=True)
-        passed = self.passed
-        owned = _Either(set(passed.vertex_ids), also_owned)
-        admitted = OwnedActions()
-        for action_id, session_id, vertex_id in zip(*passed.columns(), strict=True):
-            reason = action_id_skip(action_id, vertex_id, collisions, owned)
-            if reason:
-                self.skipped[reason] += 1
-            else:
-                admitted.add(action_id, session_id, vertex_id)
-        return admitted
+        return self.passed
 
 
 class _Either:
@@ -560,16 +540,17 @@ def owned_ontologies(user: Any) -> list[Any]:
 
 def collect_owned(
     user: Any,
-    collisions: Collisions,
+    attribute: bool,
     lookup: Callable[[int], Any],
     abort: Callable[[], None] = _no_abort,
     visit: ActionVisit | None = None,
     user_out: Iterable[tuple[Any, int]] | None = None,
 ) -> OwnedGraph:
     """Everything `user` (a User vertex) owns, by the rules in the module docstring; `lookup` gives a
-    vertex of the calling transaction by id. Each Action is read once (`visit`: a build's reader).
-    `user_out`: the User's out-edges and ids as this call already read them (`structure.Removal`)."""
-    owned = OwnedGraph(user, lookup)
+    vertex of the calling transaction by id. `attribute`: entities and facts are collected (action ids
+    are unique in this database). Each Action is read once (`visit`: a build's reader). `user_out`: the
+    User's out-edges and ids as this call already read them (`structure.Removal`)."""
+    owned = OwnedGraph(user, lookup, attribute=attribute)
     sessions = {}
     user_edges: list[int] = []
     seen: set[int] = set()
@@ -581,11 +562,12 @@ def collect_owned(
         reason = session_skip(session, user.id, (edge_id,), in_ids)
         if reason:
             owned.skipped[reason] += 1
+            owned.watched.add(session.id)
         else:
             sessions[session.id] = session
             owned.in_edge_ids[session.id] = tuple(in_ids)
     owned.sessions = set(sessions)
-    chunks: dict[int, tuple[Any, ...]] = {}
+    chunks: dict[int, tuple[Any, ...]] | None = {} if attribute else None
     admission = Admission(_Either(owned.sessions, owned.holders), owned.skipped, visit, chunks, abort)
     expand_sessions(
         sessions,
@@ -596,9 +578,10 @@ def collect_owned(
         abort,
         owned.out_edge_ids,
         owned.in_edge_ids,
+        owned.watched,
     )
     owned.out_edge_ids[user.id] = tuple(user_edges)
-    owned.actions = admission.finish(collisions)
+    owned.actions = admission.finish()
     collect_entities_and_facts(owned, abort, chunks)
     owned.notes = owned_notes(user, owned.skipped)
     owned.ontologies = owned_ontologies(user)
@@ -611,9 +594,13 @@ def collect_entities_and_facts(
     action_chunks: Mapping[int, tuple[Any, ...]] | None = None,
 ) -> None:
     """Fill `owned.entities` and `owned.facts` from `owned.actions` (the cache also calls this alone,
-    at its maximum age, over the actions it already holds). `action_chunks`: each Action's chunks, when
-    the walk already handed them out (else each Action is looked up for them)."""
-    action_ids = owned.action_ids
+    at its maximum age, over the actions it already holds); nothing unless `owned.attribute`.
+    `action_chunks`: each Action's chunks, when the walk already handed them out (else each Action is
+    looked up for them)."""
+    action_ids = owned.attributing_ids
+    if not action_ids:
+        owned.entities, owned.facts = [], []
+        return
     entities: dict[int, Any] = {}
     chunks: dict[int, Any] = {}  # id -> chunk vertex, in order, each once
     for vertex_id in owned.actions.vertex_ids:
@@ -652,7 +639,7 @@ def collect_entities_and_facts(
             if edge.type.name in s.STRUCTURAL_TYPES or edge.id in seen:
                 continue  # the type first: a mention or session edge needs no id read
             seen.add(edge.id)
-            source_id = id_text(edge.properties.get(s.SOURCE_ID))
+            source_id = text_id(edge.properties.get(s.SOURCE_ID))
             if source_id is None or source_id not in action_ids:
                 continue
             ends = fact_ends(edge, user_id, holder, holder_is_head, entities)
@@ -667,8 +654,8 @@ class Upward:
     """The same rules checked from an item up to the User, memoised for one call: is this Action (its
     parents, their parents) still the user's, and which sessions does it stand for?"""
 
-    def __init__(self, user: Any, collisions: Collisions, owned_actions: Container[int]) -> None:
-        self.user, self.collisions, self.owned_actions = user, collisions, owned_actions
+    def __init__(self, user: Any) -> None:
+        self.user = user
         self._sessions: dict[int, str | None | bool] = {}  # Session vertex id -> session_id, or False
         self._agents: dict[int, list[str | None] | None] = {}  # Agent vertex id -> its sessions' ids
 
@@ -691,8 +678,6 @@ class Upward:
     def action(self, vertex: Any, action_id: str) -> list[str | None] | None:
         """The session ids the user's Action stands for; None unless it is still theirs with this id."""
         if not has_label(vertex, s.ACTION) or id_text(vertex.properties.get(s.ACTION_ID)) != action_id:
-            return None
-        if action_id_skip(action_id, vertex.id, self.collisions, self.owned_actions):
             return None
         sessions: list[str | None] = []
         parents = [e.from_vertex for e in vertex.in_edges if e.type.name == s.HAS_ACTION]

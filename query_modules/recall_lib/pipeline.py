@@ -27,6 +27,7 @@ class Recall:
     snapshot: UserSnapshot
     results: LaneResults
     model: str
+    facts_off: str | None = None  # why entities and facts were not collected here (`cache.Place`)
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class LaneRow:
 
 def user_vertex(live: LiveGraph, cache: RecallCache, ref: UserRef) -> tuple[Place, Any]:
     """Where the call runs, and the live User vertex `ref` names (None when there is no such user)."""
-    place = cache.place(live, ref.metas)
+    place = cache.place(live, ref.metas, by_user_id=ref.user_id is not None)
     if ref.user_id is not None:
         return place, cache.find_user(place, live, ref.user_id)
     return place, ref.vertex
@@ -107,18 +108,16 @@ def recall(
 
     if vertex is None:
         snapshot = empty_snapshot(-1, ref.user_id, model, state.dimension)
-        return Recall(snapshot, lanes_over(snapshot), model)
-    collisions = cache.collisions(place, live)
+        return Recall(snapshot, lanes_over(snapshot), model, place.attribute_off)
     for fresh in (False, True):
         entry = cache.entry(place, live, vertex, model, state.dimension, fresh, ref.signature)
         results = lanes_over(entry.snapshot)
-        verifier = Verifier(
-            entry.snapshot, entry.actions, entry.owned_actions, vertex, live.vertex, collisions
-        )
+        verifier = Verifier(entry.snapshot, entry.actions, entry.numeric, vertex, live.vertex)
         failing = verifier.failing(hit_items(results, shown_only), live.abort)
         if not failing:
             break
-    return Recall(entry.snapshot, without_items(results, failing) if failing else results, model)
+    results = without_items(results, failing) if failing else results
+    return Recall(entry.snapshot, results, model, place.attribute_off)
 
 
 def lane_rows(found: Recall) -> list[LaneRow]:

@@ -168,17 +168,27 @@ class TurnReader:
         self._vectored: list[bool] = []
 
     def add(self, item: OwnedAction, vertex: Any) -> None:
-        if self.reuse is not None and self.collector.pack is not None:
-            kept = self.reuse.row(item.vertex_id, item.action_id, item.session_id)
+        reuse = self.reuse if self.collector.pack is not None else None
+        props = fields = None
+        if reuse is not None and reuse.checked:
+            props = vertex.properties
+            fields = _turn_fields(props, self.malformed)
+            if fields is None:
+                return
+            if props.get(s.EMBEDDING_MODEL) != self.model:
+                reuse = None  # re-embedded by another model: what the entry holds is not what is stored
+        if reuse is not None:
+            kept = reuse.row(item.vertex_id, item.action_id, item.session_id, fields)
             if kept is not None:
                 row, vectors = kept
                 self._vectored.append(self.collector.add_normalised(len(self.rows), vectors))
                 self.rows.append(row)
                 return
-        props = vertex.properties
-        fields = _turn_fields(props, self.malformed)
-        if fields is None:
-            return
+        if props is None:
+            props = vertex.properties
+            fields = _turn_fields(props, self.malformed)
+            if fields is None:
+                return
         text = fields[3]
         passages = passages_of(text) if len(text) > PASSAGE_CHARS else None
         stored_model = props.get(s.EMBEDDING_MODEL)

@@ -48,6 +48,7 @@ class RenderContext:
     turn_chars: int
     explain: bool
     max_chars: int | None
+    facts_off: str | None = None  # why no entity or fact could be attributed here (an operator's matter)
 
 
 def one_line(text: str) -> str:
@@ -283,6 +284,7 @@ def recalled_map(snapshot: UserSnapshot, rows: list[Row], ctx: RenderContext, dr
         "memories": notes,
         "vector_lanes_off": ctx.vector_off is not None,
         "vector_lanes_off_reason": ctx.vector_off,
+        "facts_off_reason": ctx.facts_off,
         "messages_without_vectors": ctx.messages_without_vectors,
         "rows_left_out": dropped,
     }

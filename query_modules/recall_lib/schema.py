@@ -68,6 +68,8 @@ CONTENT = "content"
 UPDATED_AT = "updated_at"
 POOL = "pool"
 TOKEN = "token"  # a RecallMeta's database token
+#: On a RecallMeta: `true` once `memgraph-recall setup` saw Memgraph enforce unique action_ids there.
+ACTION_IDS_UNIQUE = "action_ids_unique"
 HASH = "hash"  # a Chunk's content address
 CHUNK_HASH = "chunk"  # on a fact edge: the hash of the Chunk it was read from (upstream's)
 PASSAGE_EMBEDDINGS = "passage_embeddings"

@@ -26,7 +26,6 @@ SKIP_MEANINGS = {
     "action_under_another_users_session": "a message also under a session or agent that is not this user's",
     "action_link_to_a_non_action": "a HAS_ACTION link to a vertex that is not an Action",
     "action_without_id": "an Action without an action_id",
-    "action_id_held_by_another_user": "an action_id another user's Action also holds (a collision)",
     "note_shared_with_another_user": "a Memory linked from another user",
     "note_link_to_a_non_memory": "a HAS_MEMORY link to a vertex that is not a Memory",
     "mention_with_unreadable_sources": "a MENTIONED_IN edge whose sources is not a list (or too long)",
@@ -51,7 +50,7 @@ def status_rows(
         if p
     ]
     rows += limit_rows(limits)
-    place = cache.place(live)
+    place = cache.place(live, by_user_id=True)
     if cfg.user is not None:
         known = cache.find_user(place, live, cfg.user) is not None
         rows.append(status_row("module", "user", detail=cfg.user if known else f"{cfg.user} (not found)"))
@@ -59,10 +58,10 @@ def status_rows(
     rows += cache.status_rows(place)
     units = units_of(live, cache, cfg.user)
     if cfg.user is None:  # every user's skips (the unscoped doctor reads the whole graph)
-        collisions = cache.collisions(place, live)
         for user_id in place.directory.user_ids():
             for vertex in cache.live_users(place, live, user_id):
-                units.skipped.update(collect_owned(vertex, collisions, live.vertex, live.abort).skipped)
+                owned = collect_owned(vertex, place.attribute, live.vertex, live.abort)
+                units.skipped.update(owned.skipped)
     rows += unit_rows(units, states)
     rows += [
         status_row("ownership", reason, count=n, detail=SKIP_MEANINGS.get(reason))

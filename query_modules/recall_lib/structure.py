@@ -1,10 +1,12 @@
 """The user's structure as edge ids: what the cache checks on every call to stay fresh.
 
-A `Structure` records, for each holder (the User vertex, the user's Sessions and Agents), the ids of
-its edges out and in. Reading it touches edge ids only (no property, no vector). From it, each holder's
-**signature** follows: (its degree, the sum of its edge ids), what the fast call shape's Cypher computes
-in the call's own snapshot (`degree(h)`, `sum(id(e))`) and passes in, so only holders whose signature
-differs from the one recall derived from its own last read need reading at all.
+A `Structure` records, for each holder (the User vertex, the user's Sessions and Agents, and the
+Sessions and Agents the walk reached but the rules turned away, which are **watched**: any change to
+their edges means a full build, since it may make them the user's), the ids of its edges out and in.
+Reading it touches edge ids only (no property, no vector). From it, each holder's **signature**
+follows: (its degree, the sum of its edge ids), what the fast call shape's Cypher computes in the
+call's own snapshot (`degree(h)`, `sum(id(e))`) and passes in, so only holders whose signature differs
+from the one recall derived from its own last read need reading at all.
 
 Why (degree, id sum) is exact: edge ids in a database come from one counter that only grows, so every
 edge created after recall read a holder has an id above all it read. If edges were added and removed
@@ -45,6 +47,7 @@ class Structure:
     in_edges: Mapping[int, tuple[int, ...]]  # each holder -> its in-edge ids
     # signatures already derived for holders whose edges are as here (`with_holders` keeps them)
     known: Mapping[int, Signature] = field(default_factory=dict, compare=False, repr=False)
+    watched: frozenset[int] = frozenset()  # holders turned away: a change to them is a Removal
 
     @cached_property
     def signatures(self) -> Mapping[int, Signature]:
@@ -81,7 +84,11 @@ class Structure:
         derived = self.__dict__.get("signatures")  # set by `cached_property` once derived
         known = {} if derived is None else {h: sig for h, sig in derived.items() if h not in read.out_edges}
         return Structure(
-            self.user, {**self.out_edges, **read.out_edges}, {**self.in_edges, **read.in_edges}, known
+            self.user,
+            {**self.out_edges, **read.out_edges},
+            {**self.in_edges, **read.in_edges},
+            known,
+            self.watched,
         )
 
 
@@ -162,16 +169,19 @@ def read_structure(
     holders: Iterable[int],
     walked: Mapping[int, tuple[int, ...]] | None = None,
     walked_in: Mapping[int, tuple[int, ...]] | None = None,
+    watched: Collection[int] = frozenset(),
 ) -> Structure | None:
-    """The structure of `user` and its other `holders` (Session and Agent vertex ids); None when one of
-    them no longer exists. `walked`, `walked_in`: as in `read_holders` (the User's out-edges included)."""
-    others = read_holders(lookup, (h for h in holders if h != user.id), walked, walked_in)
+    """The structure of `user`, its other `holders` (Session and Agent vertex ids) and the `watched`
+    ones; None when one of them no longer exists. `walked`, `walked_in`: as in `read_holders` (the
+    User's out-edges included)."""
+    every = [*holders, *watched] if watched else holders
+    others = read_holders(lookup, (h for h in every if h != user.id), walked, walked_in)
     if others is None:
         return None
     user_out = (walked or {}).get(user.id)
     out_edges = {user.id: _ids(user.out_edges) if user_out is None else user_out, **others.out_edges}
     in_edges = {user.id: _ids(user.in_edges), **others.in_edges}
-    return Structure(user.id, out_edges, in_edges)
+    return Structure(user.id, out_edges, in_edges, watched=frozenset(watched))
 
 
 def _added(known: tuple[int, ...], now: tuple[int, ...], edges: Callable[[], Iterable[Any]]):
@@ -212,7 +222,8 @@ def compare(
 ) -> Growth | Removal:
     """How `user`'s structure differs from `baseline`: a Growth, or a Removal when anything was removed.
 
-    Reads every holder, or with `only` just those (the rest are taken as the baseline has them).
+    Reads every holder, or with `only` just those (the rest are taken as the baseline has them). Any
+    change to a watched holder is a Removal: only a build can tell whether it is the user's now.
     Order is not compared (Memgraph may reorder a vertex's edges when one is deleted), only id sets,
     with an exact tuple comparison as the fast path. The loop runs once per holder (thousands on a
     bare call), so it reads each side by name rather than through a per-side table.
@@ -221,7 +232,7 @@ def compare(
     changed_in: dict[int, tuple[int, ...]] = {}
     out_added: dict[int, tuple[Any, ...]] = {}
     in_added: dict[int, tuple[Any, ...]] = {}
-    known_out, known_in = baseline.out_edges, baseline.in_edges
+    known_out, known_in, watched = baseline.out_edges, baseline.in_edges, baseline.watched
     holders = known_out.keys() if only is None else [h for h in only if h in known_out]
     user_id = baseline.user  # the User's id as the baseline's read found it (`user.id` is an API call)
     # The User's out-edges are kept as read: a build after a removal takes them (`Removal.user_out`).
@@ -237,6 +248,10 @@ def compare(
             if vertex is None:
                 return Removal(user_edges, user_ids)
             out_ids = _ids(vertex.out_edges)
+        if holder in watched:
+            if out_ids != known_out[holder] or _ids(vertex.in_edges) != known_in[holder]:
+                return Removal(user_edges, user_ids)
+            continue
         if out_ids != known_out[holder] and not _recorded(
             holder, known_out[holder], out_ids, lambda v=vertex: v.out_edges, changed_out, out_added
         ):

@@ -10,8 +10,10 @@ same (action id, session) does it take the old row and its normalised vectors in
 What is kept is what a refresh already trusts: an edit to a kept message is caught, as on any call, by
 the verification of every returned row, whose failure builds without reuse. Reused are only turns
 whose reading counted nothing as malformed (a readable time, a usable vector of this model), so the
-build's malformed counts stay those of a cold build. Not used at the cache's maximum age, which
-re-reads everything.
+build's malformed counts stay those of a cold build. At the cache's maximum age the reuse is
+**checked**: each Action's fields (time, speaker, type, text) and stored model are read again and a
+turn is taken over only when they are exactly as held, so an edited message is searched by its new
+text; what is saved is the vectors' conversion, the larger part of a build.
 """
 
 from dataclasses import dataclass
@@ -29,9 +31,10 @@ class TurnReuse:
     vectors: VectorSet  # the turns' passage vectors: owner = turn index, rows grouped by owner
     index: dict[int, int]  # Action vertex id -> turn index
     starts: np.ndarray  # per turn index, its first vector row (and per index + 1, the end)
+    checked: bool = False  # the reader reads each Action's fields and passes them to `row`
 
     @classmethod
-    def of(cls, turns: TurnTable, vectors: VectorSet) -> "TurnReuse | None":
+    def of(cls, turns: TurnTable, vectors: VectorSet, checked: bool = False) -> "TurnReuse | None":
         """None when the rows are not grouped by turn in ascending order (nothing is reused then)."""
         owner = vectors.owner
         if len(owner) and bool(np.any(np.diff(owner) < 0)):
@@ -40,16 +43,21 @@ class TurnReuse:
         if len(owner) and not np.array_equal(vectors.passage, np.arange(len(owner)) - starts[owner]):
             return None  # each turn's rows must be its passages in order
         index = {vertex_id: i for i, vertex_id in enumerate(turns.vertex_ids)}
-        return cls(turns, vectors, index, starts)
+        return cls(turns, vectors, index, starts, checked)
 
-    def row(self, vertex_id: int, action_id: str, session_id: str | None) -> tuple[tuple, np.ndarray] | None:
+    def row(
+        self, vertex_id: int, action_id: str, session_id: str | None, fields: tuple | None = None
+    ) -> tuple[tuple, np.ndarray] | None:
         """(the reader's row, the turn's vector rows) as the old entry holds them for this Action; None
-        when it did not hold it as this action id and session, or its reading was not clean."""
+        when it did not hold it as this action id and session, or its reading was not clean, or (when
+        `checked`) `fields`, as read now, differ from the row's."""
         i = self.index.get(vertex_id)
         if i is None:
             return None
         row = self.turns.fields(i)  # (vertex id, action id, session id, time, speaker, type, text)
         if row[1] != action_id or row[2] != session_id or row[3] is None:
+            return None
+        if self.checked and tuple(row[3:7]) != fields:
             return None
         start, end = int(self.starts[i]), int(self.starts[i + 1])
         passages = self.turns.passages(i)

@@ -15,7 +15,7 @@ from typing import Any
 from . import schema as s
 from .kinds import ENTITY, FACT, NOTE, TURN
 from .lanes import LaneResults
-from .ownership import Collisions, OwnedAction, OwnedFact, Upward, fact_ends, id_text, mention_skip
+from .ownership import OwnedAction, OwnedFact, Upward, fact_ends, mention_skip, text_id
 from .reading import fact_of, note_of, turn_of
 from .snapshot import UserSnapshot
 
@@ -30,15 +30,15 @@ class Verifier:
         self,
         snapshot: UserSnapshot,
         actions: Mapping[str, int],
-        owned_actions: Container[int],
+        numeric: Container[str],
         user: Any,
         lookup: VertexLookup,
-        collisions: Collisions,
     ) -> None:
-        """`actions`: the user's action_id -> Action vertex id (what facts cite); `owned_actions`: every
-        Action vertex id the snapshot holds (an action_id may be held by several of the user's)."""
+        """`actions`: the user's action_id -> Action vertex id (what facts cite); `numeric`: action ids
+        some owned Action stores as an integer, which attribute nothing (`ownership`)."""
         self.snapshot, self.actions, self.user, self.lookup = snapshot, actions, user, lookup
-        self.upward = Upward(user, collisions, owned_actions)
+        self.numeric = numeric
+        self.upward = Upward(user)
         self._sources: dict[str, bool] = {}
         self._edges: dict[tuple[int, str], dict[int, Any]] = {}
 
@@ -74,7 +74,9 @@ class Verifier:
         if kind == FACT:
             fact = self.snapshot.facts[index]
             edge = self._fact_edge(fact.edge_id, fact.head_vertex_id, fact.tail_vertex_id)
-            if edge is None or not self._source(fact.source_id):
+            if edge is None or text_id(edge.properties.get(s.SOURCE_ID)) != fact.source_id:
+                return False
+            if not self._source(fact.source_id):
                 return False
             ends = fact_ends(edge, self.user.id)
             return ends is not None and fact_of(OwnedFact(edge, fact.source_id, *ends), unread) == fact
@@ -84,12 +86,15 @@ class Verifier:
         raise ValueError(f"unknown item kind {kind!r}")
 
     def _source(self, action_id: str) -> bool:
-        """Whether the user's Action holding `action_id` is still theirs (facts and mentions cite it)."""
+        """Whether the user's Action holding `action_id` is still theirs and holds it as text (facts and
+        mentions cite it; see `ownership` for why only text ids attribute)."""
         if action_id not in self._sources:
-            vertex_id = self.actions.get(action_id)
+            vertex_id = None if action_id in self.numeric else self.actions.get(action_id)
             vertex = None if vertex_id is None else self.lookup(vertex_id)
             self._sources[action_id] = (
-                vertex is not None and self.upward.action(vertex, action_id) is not None
+                vertex is not None
+                and text_id(vertex.properties.get(s.ACTION_ID)) == action_id
+                and self.upward.action(vertex, action_id) is not None
             )
         return self._sources[action_id]
 
@@ -124,15 +129,20 @@ class Verifier:
                 continue
             if mention_skip(edge, self.actions) is None:
                 sources = edge.properties.get(s.SOURCES)
-                if any(self._source(a) for a in map(id_text, sources) if a in self.actions):
+                if any(self._source(a) for a in map(text_id, sources) if a in self.actions):
                     return True
         return False
 
 
 def hit_items(results: LaneResults, shown_only: bool = False) -> set[tuple[str, int]]:
-    """Every (kind, index) some lane found, or (`shown_only`) those `render` shows."""
+    """Every (kind, index) some lane found, or (`shown_only`) those `render` shows, with the facts an
+    `explain` names as what found a shown turn (a deleted fact must not be named either)."""
     hits = results.shown() if shown_only else (hit for hits in results.hits.values() for hit in hits)
-    return {(hit.kind, hit.index) for hit in hits}
+    items = set()
+    for hit in hits:
+        items.add((hit.kind, hit.index))
+        items.update((FACT, by.fact) for by in (hit, *hit.found_by) if by.fact is not None)
+    return items
 
 
 def without_items(results: LaneResults, items: set[tuple[str, int]]) -> LaneResults:

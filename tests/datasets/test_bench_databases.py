@@ -31,9 +31,13 @@ def test_bench_databases_tiny(tmp_path):
                                         "api calls per call", "met"}
         for database in bench_databases.DATABASES:
             first = details["first_calls"][form][database]
-            assert first["first"]["cache"] == {"builds": 1, "scans": 1}
             assert first["cold"]["cache"] == {"builds": 1}
-            assert first["first"]["api_calls"]["vertices"] > first["cold"]["api_calls"]["vertices"]
+            if form == "bare":  # the string form's one full pass per database
+                assert first["first"]["cache"] == {"builds": 1, "scans": 1}
+                assert first["first"]["api_calls"]["vertices"] > first["cold"]["api_calls"]["vertices"]
+            else:  # the fast shape reads only the user, even on a fresh module state
+                assert first["first"]["cache"] == {"builds": 1}
+                assert first["first"]["api_calls"]["vertices"] == first["cold"]["api_calls"]["vertices"]
     fast = details["series"]["fast"]["single"]
     assert fast["prelude_per_call"]["lookups"] == 2 and fast["prelude_per_call"]["edges"] > 0
     headline = json.loads(out.read_text())

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from memgraph_recall.client import record_action_id_rule
 from memgraph_recall.datasets.memory_graph import MemoryGraph
 from memgraph_recall.embedded import Runtime
 from recall_lib.passages import split_passages
@@ -34,10 +35,13 @@ def mix(*weights: tuple[int, float]) -> list[float]:
 
 
 def runtime(elements: list[dict] | None = None) -> Runtime:
+    """A runtime over `elements` with, as `memgraph-recall setup` leaves it, the uniqueness constraint
+    on :Action(action_id) recorded on the graph's RecallMeta (when it has one and the data allows)."""
     rt = Runtime(QUERY_MODULES)
     assert not rt.load_errors, rt.load_errors
     if elements is not None:
         rt.load_elements(elements)
+        record_action_id_rule(rt.store)
     return rt
 
 
@@ -84,6 +88,7 @@ def world() -> MemoryGraph:
     eve: vectors only from another model or of another dimension; bob: a User with nothing.
     """
     g = MemoryGraph()
+    g.recall_meta()  # a database set up as `memgraph-recall setup` leaves it (see `runtime`)
     ana = g.user("ana")
     s1, s2, s3, s4 = (g.session(ana, f"ana-s{i}") for i in range(1, 5))
 

@@ -4,6 +4,7 @@ import threading
 
 import pytest
 from cache_kit import add_message, add_session, ask, counts, vertex_of, world
+from memgraph_recall.client import record_action_id_rule
 from memgraph_recall.datasets.memory_graph import MemoryGraph
 from recall_kit import MODEL, axis, runtime
 
@@ -29,6 +30,7 @@ def test_a_graph_replaced_under_the_same_token_never_serves_the_old_rows():
     before = ask(rt, "ana")
     assert any("alpha" in row for row in before)
     rt.load_elements(world(" beta", token="same").elements())
+    record_action_id_rule(rt.store)  # the restore's RecallMeta says what the first one said
     after = ask(rt, "ana")
     assert not any("alpha" in row for row in after)
     assert counts(rt)["verify_failures"] >= 1  # found stale by verification, rebuilt

@@ -4,6 +4,7 @@ import time
 
 import pytest
 from cache_kit import ask, counts, vertex_of, world
+from memgraph_recall.embedded import ConstraintViolation
 from recall_kit import MODEL, axis, runtime
 from recall_lib.cache import DEFAULT_BYTES, DEFAULT_MAX_AGE, CacheSettings
 
@@ -61,21 +62,23 @@ def test_a_turn_embedded_later_gets_its_vector_at_the_maximum_age(monkeypatch):
     assert "ana-2" in after
 
 
-def test_a_collision_created_later_is_applied_at_the_maximum_age(monkeypatch):
-    """bob's new action takes ana's id "ana-3": within max age the index cannot know; after it, the id
-    belongs to neither, so ana's turn and the fact citing it go."""
-    monkeypatch.setenv("RECALL_CACHE_MAX_AGE", "0.3")
+def test_an_action_id_taken_later_by_another_user_is_refused_by_the_constraint_setup_records():
+    """bob's new Action with ana's id "ana-3", and a fact on ana's kayak read from it, written in one
+    transaction as an ingest writes them: Memgraph refuses the whole write under the constraint, so the
+    id keeps naming ana's Action and nothing of bob's can be attributed through it."""
     rt = runtime(world().elements())
-    assert any("soup recipe" in row for row in ask(rt, "ana"))
+    assert any("owns a blue kayak" in row for row in ask(rt, "ana"))
     session = vertex_of(rt, "Session", "session_id", "bob-s1")
-    action = rt.store.add_vertex(
-        ["Action"], {"action_id": "ana-3", "action_type": "user_message", "text": "bob x"}
-    )
-    rt.store.add_edge(session, action, "HAS_ACTION")
-    time.sleep(0.35)
+    kayak = next(v.id for v in rt.store.vertices.values() if v.props.get("text") == "blue kayak")
+    with pytest.raises(ConstraintViolation), rt.store.transaction():
+        action = rt.store.create_vertex(["Action"], {"action_id": "ana-3", "text": "bob x"})
+        rt.store.create_edge(rt.store.get_vertex(session), action, "HAS_ACTION")
+        rt.store.create_edge(
+            rt.store.get_vertex(kayak), rt.store.get_vertex(session), "SECRET", {"source_id": "ana-3"}
+        )
+    rt.call("recall.invalidate", "ana")
     rows = ask(rt, "ana")
-    assert not any("soup recipe" in row for row in rows)
-    assert any("kayak trip" in row for row in rows)
+    assert any("soup recipe" in row for row in rows) and not any("bob x" in row for row in rows)
 
 
 def entry_bytes(user: str) -> int:

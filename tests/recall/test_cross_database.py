@@ -8,6 +8,7 @@ without a RecallMeta.
 
 import pytest
 from cache_kit import counts, world
+from memgraph_recall.client import record_action_id_rule
 from memgraph_recall.datasets.memory_graph import MemoryGraph
 from memgraph_recall.embedded.prelude import fast_shape
 from recall_kit import MODEL, axis, mix, rows_of, runtime
@@ -67,18 +68,24 @@ def two_databases(first, second):
     rt = runtime(first.elements())
     rt.create_database("b")
     rt.load_elements(second.elements(), database="b")
+    record_action_id_rule(rt.database("b"))  # as setup leaves it (refused where ids collide)
     return rt
 
 
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("meta", [True, False])
 def test_a_collision_present_in_one_database_only_never_leaks_its_fact(form, meta):
+    """In b two users hold action_id a1, so setup could not create the uniqueness constraint there: no
+    fact or entity is attributed in b, while each user's turns stay theirs by structure."""
+    if form == "fast" and not meta:
+        pytest.skip("the fast call shape needs a RecallMeta (test_cache_guarantees refuses it)")
     rt = two_databases(pin_world(with_y=False, meta=meta), pin_world(with_y=True, meta=meta))
     assert "opening hours" in shown(rt, "memgraph", "x", form)  # a1 is x's in the first database
     in_b = shown(rt, "b", "x", form)
-    assert "4321" not in in_b and "opening hours" not in in_b  # in b, a1 belongs to neither user
-    assert "kayak" in in_b
-    assert "4321" not in shown(rt, "b", "y", form) and "new card" not in shown(rt, "b", "y", form)
+    assert "4321" not in in_b and "opening hours" in in_b and "kayak" in in_b
+    assert "new card" not in in_b
+    of_y = shown(rt, "b", "y", form)
+    assert "4321" not in of_y and "new card" in of_y and "opening hours" not in of_y
     for _ in range(2):  # and back and forth, warm
         assert "opening hours" in shown(rt, "memgraph", "x", form)
         assert "4321" not in shown(rt, "b", "x", form)

@@ -8,13 +8,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from recall_lib.directory import Directory
 from recall_lib.ownership import (
     Candidates,
-    Collisions,
     OwnedAction,
     Upward,
-    action_id_skip,
     action_skip,
     admit_actions,
     agent_skip,
@@ -67,10 +64,6 @@ class Graph:
         end.in_edges.append(edge)
         return edge
 
-    def collisions(self) -> Collisions:
-        """The collision rule over a directory of the graph as it is now."""
-        return Collisions(Directory.scan(self.vertices, lambda: None).holders_of, self.lookup)
-
     def lookup(self, vertex_id: int) -> FakeVertex | None:
         vertex = self.vertices[vertex_id] if 0 <= vertex_id < len(self.vertices) else None
         return None if vertex is None or vertex.properties.get("deleted") else vertex
@@ -92,7 +85,7 @@ def test_a_session_is_the_users_only_when_they_are_its_sole_parent():
     g.e(bob, "HAD_SESSION", mine)  # now shared
     assert session_skip(mine, ann.id) == "session_with_another_parent"
     assert session_skip(g.v("Agent"), ann.id) == "session_link_to_a_non_session"
-    owned = collect_owned(ann, g.collisions(), g.lookup)
+    owned = collect_owned(ann, True, g.lookup)
     assert not owned.sessions and owned.skipped["session_with_another_parent"] == 1
 
 
@@ -103,12 +96,12 @@ def test_an_agent_counts_only_when_every_session_linking_it_is_the_users():
     action = g.v("Action", action_id="a1", text="by the agent")
     g.e(agent, "HAS_ACTION", action)
     assert agent_skip(agent, {mine.id}) is None
-    assert [a.action_id for a in collect_owned(ann, g.collisions(), g.lookup).actions] == ["a1"]
+    assert [a.action_id for a in collect_owned(ann, True, g.lookup).actions] == ["a1"]
     g.e(theirs, "HAS_AGENT", agent)
     assert agent_skip(agent, {mine.id}) == "agent_shared_with_another_user"
-    owned = collect_owned(ann, g.collisions(), g.lookup)
+    owned = collect_owned(ann, True, g.lookup)
     assert owned.actions == [] and owned.skipped["agent_shared_with_another_user"] == 1
-    upward = Upward(ann, g.collisions(), {action.id})
+    upward = Upward(ann)
     assert upward.action(action, "a1") is None  # the upward check applies the same rule
 
 
@@ -119,7 +112,7 @@ def test_an_action_counts_only_under_the_users_holders_and_with_an_id():
     assert action_skip(action, {mine.id}) is None
     g.e(theirs, "HAS_ACTION", action)
     assert action_skip(action, {mine.id}) == "action_under_another_users_session"
-    assert Upward(ann, g.collisions(), {action.id}).action(action, "a1") is None
+    assert Upward(ann).action(action, "a1") is None
     no_id = g.v("Action", text="no id")
     g.e(mine, "HAS_ACTION", no_id)
     assert action_skip(no_id, {mine.id}) == "action_without_id"
@@ -138,11 +131,11 @@ def test_an_action_found_before_its_agent_is_admitted_once_the_agent_is_the_user
     g.e(mine, "HAS_ACTION", both)  # found first, from `mine`, before `later`'s agent is accepted
     g.e(agent, "HAS_ACTION", both)
     visited = []
-    owned = collect_owned(ann, g.collisions(), g.lookup, visit=lambda item, vertex: visited.append(item))
+    owned = collect_owned(ann, True, g.lookup, visit=lambda item, vertex: visited.append(item))
     assert [(a.action_id, a.session_id) for a in owned.actions] == [("a1", "s1")]  # the first found wins
     assert [a.action_id for a in visited] == ["a1"] and not owned.skipped
     g.e(theirs, "HAS_AGENT", agent)  # the agent is now shared: the action is no one's
-    owned = collect_owned(ann, g.collisions(), g.lookup)
+    owned = collect_owned(ann, True, g.lookup)
     assert owned.actions == []
     assert owned.skipped == {"agent_shared_with_another_user": 1, "action_under_another_users_session": 1}
 
@@ -153,7 +146,7 @@ def test_an_action_under_another_users_session_is_refused_and_counted_once():
     g.e(mine, "HAS_ACTION", shared)
     g.e(theirs, "HAS_ACTION", shared)
     visited = []
-    owned = collect_owned(ann, g.collisions(), g.lookup, visit=lambda item, vertex: visited.append(item))
+    owned = collect_owned(ann, True, g.lookup, visit=lambda item, vertex: visited.append(item))
     assert owned.actions == [] and visited == []
     assert owned.skipped == {"action_under_another_users_session": 1}
 
@@ -169,47 +162,70 @@ def test_a_walk_keeps_its_actions_as_columns_not_as_objects_the_collector_tracks
         return sum(type(o) is OwnedAction for o in gc.get_objects())
 
     before = tracked()
-    owned = collect_owned(ann, g.collisions(), g.lookup, visit=lambda item, vertex: None)
+    owned = collect_owned(ann, True, g.lookup, visit=lambda item, vertex: None)
     assert tracked() == before
     seventh = mine.out_edges[7].to_vertex.id
     assert len(owned.actions) == 300 and owned.actions[7] == OwnedAction("a7", "s1", seventh)
 
 
-def test_an_action_id_held_outside_the_user_belongs_to_neither():
+def test_an_action_id_held_by_another_user_leaves_the_turns_to_their_structure():
+    """A turn is the user's by structure alone: another user's Action with the same action_id takes
+    nothing from it and adds nothing to it (which facts an id attributes is `attribute`'s matter)."""
     g, ann, bob, mine, theirs = two_users()
     own, foreign = g.v("Action", action_id="x", text="mine"), g.v("Action", action_id="x", text="theirs")
     g.e(mine, "HAS_ACTION", own)
     g.e(theirs, "HAS_ACTION", foreign)
-    collisions = g.collisions()
-    assert action_id_skip("x", own.id, collisions, {own.id}) == "action_id_held_by_another_user"
-    assert action_id_skip("x", own.id, collisions, {own.id, foreign.id}) is None
     skipped: Counter = Counter()
     candidates = Candidates()
     candidates.add(own, "s1", mine.out_edges[0].id)
-    assert admit_actions(candidates, {mine.id}, collisions, skipped) == []
-    assert skipped == {"action_id_held_by_another_user": 1}
-    assert Upward(ann, collisions, {own.id}).action(own, "x") is None
-    # The directory is a superset: a holder it still lists counts only if it holds the id, live.
-    directory = Directory.scan(g.vertices, lambda: None)
-    foreign.properties["action_id"] = "renamed"
-    assert directory.holders_of("x") == (own.id, foreign.id)
-    assert action_id_skip("x", own.id, Collisions(directory.holders_of, g.lookup), {own.id}) is None
-    assert action_id_skip("x", own.id, collisions, {own.id}) == "action_id_held_by_another_user"  # memoised
-    foreign.properties.update(action_id="x", deleted=True)
-    assert action_id_skip("x", own.id, Collisions(directory.holders_of, g.lookup), {own.id}) is None
-    # Declared unique by the operator: no collision is looked for.
-    assert action_id_skip("x", own.id, Collisions(None, g.lookup), {own.id}) is None
+    assert [a.vertex_id for a in admit_actions(candidates, {mine.id}, skipped)] == [own.id]
+    assert not skipped
+    assert Upward(ann).action(own, "x") == ["s1"] and Upward(ann).action(foreign, "x") is None
+    assert [a.vertex_id for a in collect_owned(ann, False, g.lookup).actions] == [own.id]
+
+
+def entity_and_fact(g, session, action_id, stored=None):
+    """An Action of `session` mentioning Zoe, and a fact on Zoe sourced from it (ids as `stored`)."""
+    action = g.v("Action", action_id=action_id if stored is None else stored, text="I met Zoe")
+    g.e(session, "HAS_ACTION", action)
+    chunk = g.v("Chunk")
+    g.e(action, "HAS_CHUNK", chunk)
+    zoe = g.v(text="Zoe")
+    g.e(zoe, "MENTIONED_IN", chunk, sources=[action_id])
+    other = g.v(text="Lisbon")
+    return action, g.e(zoe, "VISITED", other, source_id=action_id, text="Zoe visited Lisbon")
+
+
+def test_entities_and_facts_are_attributed_only_where_action_ids_are_unique():
+    g, ann, bob, mine, theirs = two_users()
+    _, fact = entity_and_fact(g, mine, "a1")
+    unique = collect_owned(ann, True, g.lookup)
+    assert [v.properties["text"] for v in unique.entities] == ["Zoe"]
+    assert [f.edge.id for f in unique.facts] == [fact.id]
+    unknown = collect_owned(ann, False, g.lookup)
+    assert unknown.entities == [] and unknown.facts == [] and len(unknown.actions) == 1
+
+
+def test_only_text_ids_attribute_as_memgraphs_constraint_tells_7_from_the_text_7():
+    g, ann, bob, mine, theirs = two_users()
+    entity_and_fact(g, mine, "7", stored=7)  # held as an integer: bob may hold the text "7"
+    owned = collect_owned(ann, True, g.lookup)
+    assert [a.action_id for a in owned.actions] == ["7"] and owned.actions.numeric == {"7"}
+    assert owned.entities == [] and owned.facts == []
+    g2, ann2, _, mine2, _ = two_users()
+    entity_and_fact(g2, mine2, 8)  # sources and source_id as integers name no Action
+    assert collect_owned(ann2, True, g2.lookup).facts == []
 
 
 def test_a_note_is_the_users_only_when_they_are_its_sole_parent():
     g, ann, bob, *_ = two_users()
     note = g.v("Memory", memory_id="m", content="note")
     g.e(ann, "HAS_MEMORY", note)
-    assert memory_skip(note, ann.id) is None and Upward(ann, g.collisions(), set()).note(note)
+    assert memory_skip(note, ann.id) is None and Upward(ann).note(note)
     g.e(bob, "HAS_MEMORY", note)
     assert memory_skip(note, ann.id) == "note_shared_with_another_user"
-    assert not Upward(ann, g.collisions(), set()).note(note)
-    assert collect_owned(ann, g.collisions(), g.lookup).skipped["note_shared_with_another_user"] == 1
+    assert not Upward(ann).note(note)
+    assert collect_owned(ann, True, g.lookup).skipped["note_shared_with_another_user"] == 1
 
 
 def test_entities_come_by_a_mention_citing_the_users_action_and_facts_by_source_id():
@@ -230,7 +246,7 @@ def test_entities_come_by_a_mention_citing_the_users_action_and_facts_by_source_
     g.e(ann, "KNOWS", zoe, source_id="b9", text="not from Ann's action")
     g.e(zoe, "VISITED", ghost, source_id="a1", text="a structural end")
     assert fact_ends(fact, ann.id)[:2] == (True, False)
-    owned = collect_owned(ann, g.collisions(), g.lookup)
+    owned = collect_owned(ann, True, g.lookup)
     assert [v.properties["text"] for v in owned.entities] == ["Zoe"]
     assert [f.edge.id for f in owned.facts] == [fact.id]
     assert (
@@ -316,7 +332,7 @@ def test_the_walk_records_every_holders_in_edges_as_a_fresh_read_finds_them():
     g.e(other, "HAS_AGENT", agent)  # shared by two of Ann's sessions
     action = g.v("Action", action_id="a1", text="hi")
     g.e(agent, "HAS_ACTION", action)
-    owned = collect_owned(ann, g.collisions(), g.lookup)
+    owned = collect_owned(ann, True, g.lookup)
     assert set(owned.in_edge_ids) == {mine.id, other.id, agent.id} == set(owned.holders)
     for holder, ids in owned.in_edge_ids.items():
         assert ids == tuple(edge.id for edge in g.vertices[holder].in_edges)
@@ -357,7 +373,7 @@ def test_a_parent_check_reads_no_end_of_the_edge_the_walk_arrived_through():
         target.in_edges[target.in_edges.index(edge)] = counting
         edges.append(counting)
     g.e(bob, "HAS_MEMORY", shared)  # a second parent: the note is nobody's
-    owned = collect_owned(ann, g.collisions(), g.lookup)
+    owned = collect_owned(ann, True, g.lookup)
     assert owned.sessions == {mine.id} and [n.properties["text"] for n in owned.notes] == ["mine"]
     assert owned.skipped["note_shared_with_another_user"] == 1
     assert [edge.starts for edge in edges] == [0, 0, 0]

@@ -128,6 +128,7 @@ def test_broken_model_configuration_degrades_instead_of_failing_the_module(monke
 
 def test_malformed_stored_data_is_skipped_and_counted_never_a_crash():
     g = MemoryGraph()
+    g.recall_meta()  # set up: `runtime` records the uniqueness constraint on it
     user = g.user("mal")
     s = g.session(user, "mal-s1")
     vec = {"embedding_model": MODEL}

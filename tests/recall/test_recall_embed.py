@@ -25,6 +25,7 @@ def unembedded(old_model: str | None = None) -> MemoryGraph:
         return {"embedding": axis(0), **old} if old_model else {}
 
     g = MemoryGraph()
+    g.recall_meta()  # set up: `runtime` records the uniqueness constraint on it
     pia = g.user("pia")
     s = g.session(pia, "p-s1")
     m1 = g.message(

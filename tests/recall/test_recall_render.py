@@ -46,6 +46,7 @@ TURN [session g-s2, 2024-06-10T18:00, Gina]: Mochi needs her vaccine next Tuesda
 
 def gina() -> MemoryGraph:
     g = MemoryGraph()
+    g.recall_meta()  # set up: `runtime` records the uniqueness constraint on it
     user = g.user("gina")
     s1, s2 = g.session(user, "g-s1"), g.session(user, "g-s2")
 
@@ -159,6 +160,7 @@ def test_golden_text(rt):
         ],
         "vector_lanes_off": False,
         "vector_lanes_off_reason": None,
+        "facts_off_reason": None,
         "messages_without_vectors": 0,
         "rows_left_out": 0,
     }
@@ -210,6 +212,7 @@ def appliances() -> MemoryGraph:
     """Four occasions in four sessions. Along the question's axis 1: h1 0.8, h3 0.6, h2 0.5, h4 0.45;
     h2 and h4 share h1's axis 2 (they resemble the best hit), h3 does not."""
     g = MemoryGraph()
+    g.recall_meta()  # set up: `runtime` records the uniqueness constraint on it
     user = g.user("hal")
     texts = {
         "h1": ("I replaced the kitchen faucet.", mix((1, 0.8), (2, 0.6))),

@@ -28,6 +28,7 @@ def pending(rt, model: str = MODEL) -> set[str]:
 
 def graph() -> MemoryGraph:
     g = MemoryGraph()
+    g.recall_meta()  # set up: `runtime` records the uniqueness constraint on it
     ann, bob = g.user("ann"), g.user("bob")
     s1, s2 = g.session(ann, "ann-s1"), g.session(ann, "ann-s2")
     m1 = g.message(s1, "a1", "I adopted a cat called Mochi.", "2024-01-01T10:00:00Z")

@@ -44,6 +44,7 @@ def test_recalled_keeps_its_public_keys():
         "memories",
         "vector_lanes_off",
         "vector_lanes_off_reason",
+        "facts_off_reason",
         "messages_without_vectors",
         "rows_left_out",
     }
