@@ -113,7 +113,7 @@ def recall(
         entry = cache.entry(place, live, vertex, model, state.dimension, fresh, ref.signature)
         results = lanes_over(entry.snapshot)
         verifier = Verifier(entry.snapshot, entry.actions, entry.numeric, vertex, live.vertex)
-        failing = verifier.failing(hit_items(results, shown_only), live.abort)
+        failing = verifier.failing(hit_items(results, shown_only, cfg.explain), live.abort)
         if not failing:
             break
     results = without_items(results, failing) if failing else results

@@ -134,14 +134,20 @@ class Verifier:
         return False
 
 
-def hit_items(results: LaneResults, shown_only: bool = False) -> set[tuple[str, int]]:
-    """Every (kind, index) some lane found, or (`shown_only`) those `render` shows, with the facts an
-    `explain` names as what found a shown turn (a deleted fact must not be named either)."""
+def hit_items(
+    results: LaneResults, shown_only: bool = False, explained: bool = False
+) -> set[tuple[str, int]]:
+    """Every (kind, index) some lane found, or (`shown_only`) those `render` shows, and (`explained`)
+    the facts an `explain` names as what found a shown turn: a deleted fact must not be named either,
+    but without `explain` nothing names them, so they cost no reads."""
     hits = results.shown() if shown_only else (hit for hits in results.hits.values() for hit in hits)
     items = set()
     for hit in hits:
         items.add((hit.kind, hit.index))
-        items.update((FACT, by.fact) for by in (hit, *hit.found_by) if by.fact is not None)
+        if hit.fact is not None:
+            items.add((FACT, hit.fact))
+        if explained:
+            items.update((FACT, by.fact) for by in hit.found_by if by.fact is not None)
     return items
 
 
