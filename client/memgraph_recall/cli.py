@@ -6,6 +6,7 @@ an exit status that says which kind it was (`EXIT_CODES`); `--debug` adds the tr
 """
 
 import argparse
+import contextlib
 import json
 import re
 import sys
@@ -67,6 +68,7 @@ examples:
   memgraph-recall demo
   memgraph-recall ask --user maya "When is my trip to Lisbon?" --bolt bolt://localhost:7687
   memgraph-recall embed --bolt bolt://localhost:7687            # catch up on new messages
+  memgraph-recall import chats.jsonl --graph memory.json          # your own history, no server
   memgraph-recall export memory.json --bolt bolt://localhost:7687
   memgraph-recall ask --user maya "Where am I going?" --graph memory.json --json
 config file: TOML with a [recall] table of config keys (turns_k = 4, lanes = ["turns", "facts"],
@@ -240,6 +242,15 @@ def build_parser() -> argparse.ArgumentParser:
                                "idempotent); a load that still fails says how much it wrote.")
     load.add_argument("input", type=Path, help="export_util.json file to read")
 
+    load_chats = commands.add_parser(
+        "import", parents=[base, target], help="add a chat history (JSON Lines) to a graph file or a server",
+        description="Read a JSON Lines chat history (one message or fact per line: see docs/import.md), "
+        "check every line, and add it to the graph file of --graph (created if absent) or to the server. "
+        "Messages already there are skipped, so importing the same file again adds nothing; a bad line or "
+        "an id another user holds is refused by line number before anything is written. Then run "
+        "`memgraph-recall embed` on the same target.")
+    load_chats.add_argument("input", type=Path, help="the .jsonl chat history to read")
+
     mcp = commands.add_parser("mcp", parents=[common, target], help="serve recall to agents over MCP",
                               description="Serve the recall and recall_status tools over MCP: stdio (what "
                               "Claude Desktop/Code and the agent SDKs launch) or, with --http, streamable "
@@ -363,6 +374,33 @@ def cmd_load(args: argparse.Namespace) -> None:
     out(f"created {nodes} nodes and {relationships} relationships")
 
 
+def cmd_import(args: argparse.Namespace) -> None:
+    from memgraph_recall.datasets.chats import read_chat_file
+    from memgraph_recall.importing import import_into_file, import_over_bolt
+
+    if args.databases or args.database:
+        raise ValueError("import: writes one graph file (--graph FILE) or one server; --graph-database and "
+                         "--database are not used")
+    if uses_sample(args):
+        raise ValueError(f"--graph: the bundled sample is not a file to import into; name a file, e.g. "
+                         f"--graph memory.json (`--graph ./{SAMPLE}` for a file named {SAMPLE})")
+    history = read_chat_file(args.input)
+    target = graph_path(args)
+    if target is not None:
+        if target.is_dir():
+            raise ValueError(f"--graph: {target} is a directory, expected a graph file to create or add to")
+        with graph_file("--graph", target) if target.exists() else contextlib.nullcontext():
+            report = import_into_file(history, target, str(args.input))
+        out(f"{report.line()} into {target}")
+    else:
+        with open_client(args) as client:
+            report = import_over_bolt(history, client.backend, str(args.input))
+        out(f"{report.line()} on {client.backend.description}")
+    where = f" --graph {target}" if target is not None else (
+        f" --bolt {args.bolt}" if args.bolt and "@" not in args.bolt else "")
+    out(f"next: memgraph-recall embed{where}, then memgraph-recall ask{where} --user USER QUESTION")
+
+
 def cmd_mcp(args: argparse.Namespace) -> None:
     try:
         from memgraph_recall.integrations import mcp_server
@@ -409,7 +447,8 @@ def cmd_mcp(args: argparse.Namespace) -> None:
 
 
 COMMANDS = {"demo": cmd_demo, "ask": cmd_ask, "embed": cmd_embed, "status": cmd_status, "setup": cmd_setup,
-            "invalidate": cmd_invalidate, "export": cmd_export, "load": cmd_load, "mcp": cmd_mcp}
+            "invalidate": cmd_invalidate, "export": cmd_export, "load": cmd_load, "import": cmd_import,
+            "mcp": cmd_mcp}
 
 
 def exit_code(exc: BaseException) -> int:

@@ -126,3 +126,35 @@ def test_an_exported_server_graph_answers_the_same_offline(bolt, tmp_path):
                          rendered_rows(offline.render(user, question, today, _config(vector)).to_json()))
         assert_same_rows(lane_rows(bolt.lanes(user, question, _config(vector))),
                          lane_rows(offline.lanes(user, question, _config(vector))))
+
+
+IMPORTED = [
+    {"user": "import-zed", "session": "z1", "time": "2024-02-01T10:00:00+00:00", "id": "import-zed-1",
+     "text": "I am sailing to Quokka Island with my cousin Odile on the 3rd of March."},
+    {"user": "import-zed", "session": "z1", "time": "2024-02-01T10:00:30+00:00", "role": "assistant",
+     "text": "Noted. Do you want a packing list for the boat?"},
+    {"user": "import-zed", "fact": {"head": "@user", "relation": "SAILS_TO", "tail": "Quokka Island",
+                                    "source": "import-zed-1",
+                                    "text": "Zed sails to Quokka Island on March 3rd."}},
+]
+
+
+def test_a_chat_history_imported_over_bolt_answers_ask(bolt, server, tmp_path, capsys):
+    from memgraph_recall.cli import main
+
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text("".join(json.dumps(line) + "\n" for line in IMPORTED))
+    url = f"bolt://{server[0]}:{server[1]}"
+    try:
+        assert main(["import", str(chats), "--bolt", url]) == 0
+        assert "imported 2 messages and 1 fact for 1 user (import-zed)" in capsys.readouterr().out
+        assert main(["import", str(chats), "--bolt", url]) == 0
+        assert "(2 messages and 1 fact were already there)" in capsys.readouterr().out
+        bolt.embed("import-zed")
+        recalled = bolt.render("import-zed", "Where am I sailing to, and with whom?", "2024-02-20")
+        assert any("Quokka Island with my cousin Odile" in turn.text for turn in recalled.turns)
+        assert ("user", "SAILS_TO", "Quokka Island") in {(f.head, f.type, f.tail) for f in recalled.facts}
+    finally:  # the other tests compare the whole server graph with the embedded one
+        bolt.backend.run("clean up", "MATCH (u:User {user_id: 'import-zed'})-[:HAD_SESSION]->(s)"
+                         "-[:HAS_ACTION]->(a) OPTIONAL MATCH (a)-[:HAS_CHUNK]->(c) DETACH DELETE u, s, a, c")
+        bolt.backend.run("clean up", "MATCH (e:Entity {text: 'Quokka Island'}) DETACH DELETE e")

@@ -66,7 +66,9 @@ def chunk_hash(text: str) -> str:
 class MemoryGraph:
     """Accumulates vertices and relationships; `elements()` returns them in export order."""
 
-    def __init__(self) -> None:
+    def __init__(self, node_ids_from: int = 0, relationship_ids_from: int = 0) -> None:
+        """Ids count from the given values, so the elements can be appended to a graph that has ids below."""
+        self._first_node, self._first_rel = node_ids_from, relationship_ids_from
         self._nodes: list[dict] = []
         self._rels: list[dict] = []
         self._chunks: dict[str, Ref] = {}
@@ -75,13 +77,13 @@ class MemoryGraph:
 
     # -- generic -------------------------------------------------------------------------------
     def node(self, labels: Sequence[str], **properties: Any) -> Ref:
-        ref = Ref(len(self._nodes))
+        ref = Ref(self._first_node + len(self._nodes))
         props = {k: encode_value(v) for k, v in properties.items() if v is not None}
         self._nodes.append({"id": ref.id, "labels": list(labels), "properties": props, "type": "node"})
         return ref
 
     def relationship(self, start: Ref, rel_type: str, end: Ref, **properties: Any) -> int:
-        rel_id = len(self._rels)
+        rel_id = self._first_rel + len(self._rels)
         props = {k: encode_value(v) for k, v in properties.items() if v is not None}
         self._rels.append(
             {"id": rel_id, "start": start.id, "end": end.id, "label": rel_type, "properties": props,
@@ -142,7 +144,7 @@ class MemoryGraph:
         rel = self._mentions.get((entity.id, chunk.id))
         if rel is None:
             rel_id = self.relationship(entity, "MENTIONED_IN", chunk, sources=[])
-            rel = self._mentions[(entity.id, chunk.id)] = self._rels[rel_id]
+            rel = self._mentions[(entity.id, chunk.id)] = self._rels[rel_id - self._first_rel]
         if action_id not in rel["properties"]["sources"]:
             rel["properties"]["sources"].append(action_id)
 
