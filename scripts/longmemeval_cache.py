@@ -32,8 +32,8 @@ class CacheFiles:
     partial: Path  # one shard per embedded question while the export is unfinished
 
     @classmethod
-    def of(cls, cache_dir: Path, key: str) -> "CacheFiles":
-        stem = Path(cache_dir) / f"longmemeval-{key}"
+    def of(cls, cache_dir: Path, key: str, dataset: str = "longmemeval") -> "CacheFiles":
+        stem = Path(cache_dir) / f"{dataset}-{key}"
         return cls(stem.with_suffix(".json"), stem.with_suffix(".meta.json"), stem.with_suffix(".partial"))
 
     def shard(self, user_id: str) -> Path:

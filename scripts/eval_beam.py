@@ -1,0 +1,217 @@
+#!/usr/bin/env python
+"""BEAM 500K through recall: are a question's evidence messages in what recall shows the model?
+
+Each chat is one user in one graph (`memgraph_recall.datasets.beam`), embedded through `recall.embed` on
+the embedded runtime, cached under `--cache` and resumed chat by chat after an interruption. Every
+question with evidence ids is asked with `recall.render` (today = the day after the chat's last session)
+at 24 and 10 TURN rows and at 8,000 and 4,000 characters of rendered text (`turns_budget` 200 with
+`max_chars`), and scored: all evidence shown, and the mean share of evidence shown; BM25 alone and dense
+alone at the same row budgets on the same turns. The seven lookup types are reported apart from
+event_ordering and summarization (11-13 evidence messages on average). Writes `README.md`,
+`details.json` and `questions.jsonl` under `--results`.
+
+    python scripts/eval_beam.py --data <BEAM checkout>/chats/500K              # all 35 chats
+    python scripts/eval_beam.py --data <BEAM checkout>/chats/500K --chats 1-12
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import ROOT, configure_model, fast_call, graph_cache_key, markdown_table, provenance  # noqa: E402
+from eval_common import Baselines, UserTurns  # noqa: E402
+from longmemeval_cache import ActionVertices, CacheFiles, load_embedded  # noqa: E402
+
+ROWS = (24, 10)
+CHARS = (8000, 4000)
+#: `turns_budget` under a character budget: the server's row ceiling, so the characters decide.
+CHAR_ROWS = 200
+TORCH_THREADS = "2"
+
+
+def budgets() -> dict[str, dict]:
+    """Each scored budget's name and config."""
+    runs = {f"{rows} rows": {"turns_budget": rows} for rows in ROWS}
+    runs.update({f"{chars:,} chars": {"turns_budget": CHAR_ROWS, "max_chars": chars} for chars in CHARS})
+    return runs
+
+
+def parse_chats(text: str) -> list[int]:
+    """`1-12` or `1,4,7` or a mix."""
+    chosen = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        first, _, last = part.partition("-")
+        if not first.isdigit() or (last and not last.isdigit()):
+            raise argparse.ArgumentTypeError(f"expected chat numbers such as 1-12 or 1,4,7, got {text!r}")
+        chosen += range(int(first), int(last or first) + 1)
+    if not chosen:
+        raise argparse.ArgumentTypeError(f"expected chat numbers such as 1-12, got {text!r}")
+    return list(dict.fromkeys(chosen))
+
+
+def read_turns(vertices: ActionVertices, chats: Sequence, model: str) -> dict[str, UserTurns]:
+    users = {}
+    for chat in chats:
+        turns = users[chat.user_id] = UserTurns()
+        for turn in chat.turns:
+            props = vertices.properties(turn.action_id)
+            if props.get("embedding_model") != model or props.get("passage_embeddings") is None:
+                continue
+            turns.action_ids.append(turn.action_id)
+            turns.texts.append(props["text"])
+            turns.vectors.append(np.asarray(props["passage_embeddings"], dtype=np.float32))
+        turns.finish()
+    return users
+
+
+def score(evidence: Sequence[str], shown: Sequence[str]) -> tuple[bool, float]:
+    hit = len(set(evidence) & set(shown))
+    return hit == len(evidence), hit / len(evidence)
+
+
+def ask(runtime, model: str, question, config: dict) -> tuple[list[str], int, float]:
+    started = time.perf_counter()
+    row = fast_call(runtime, "recall.render", question.user_id, question.question, question.today.isoformat(),
+                    {"embedding_model": model, **config})[0]
+    elapsed = time.perf_counter() - started
+    return [t["action_id"] for t in row["recalled"]["turns"]], len(row["text"]), elapsed
+
+
+def evaluate(runtime, model: str, questions: Sequence, baselines: Baselines) -> list[dict]:
+    entries = []
+    for question in tqdm(questions, desc="questions", unit="q"):
+        entry = {"key": question.key, "type": question.question_type, "evidence": list(question.evidence),
+                 "runs": {}}
+        for name, config in budgets().items():
+            shown, chars, seconds = ask(runtime, model, question, config)
+            complete, share = score(question.evidence, shown)
+            entry["runs"][name] = {"all": complete, "share": share, "turns": len(shown), "chars": chars,
+                                   "ms": round(seconds * 1000, 2), "shown": shown}
+        orders = {"bm25": baselines.bm25_order(question.key), "dense": baselines.dense_order(question.key)}
+        for run, order in orders.items():
+            for rows in ROWS:
+                complete, share = score(question.evidence, order[:rows])
+                entry["runs"][f"{run} {rows} rows"] = {"all": complete, "share": share}
+        entries.append(entry)
+    return entries
+
+
+def summary(entries: Sequence[dict], groups: dict[str, Sequence[str]]) -> dict:
+    out = {}
+    for group, types in groups.items():
+        chosen = [e for e in entries if e["type"] in types]
+        if not chosen:
+            continue
+        out[group] = {"questions": len(chosen)}
+        for run in chosen[0]["runs"]:
+            values = [e["runs"][run] for e in chosen]
+            figures = {"all_evidence": round(statistics.mean(v["all"] for v in values), 3),
+                       "share": round(statistics.mean(v["share"] for v in values), 3)}
+            if "turns" in values[0]:
+                figures["turns"] = round(statistics.mean(v["turns"] for v in values), 1)
+                figures["chars"] = round(statistics.mean(v["chars"] for v in values))
+                figures["ms"] = round(statistics.mean(v["ms"] for v in values), 1)
+            out[group][run] = figures
+    return out
+
+
+def write_report(folder: Path, info: dict, results: dict, extra: dict, entries: Sequence[dict]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    runs = list(budgets()) + [f"{b} {r} rows" for b in ("bm25", "dense") for r in ROWS]
+    rows = []
+    for group, figures in results.items():
+        cells = [f"{figures[r]['all_evidence']:.3f} / {figures[r]['share']:.3f}" for r in runs]
+        rows.append([group, figures["questions"], *cells])
+    shown = list(budgets())
+    sizes = [[r, results["lookup"][r]["turns"], results["lookup"][r]["chars"], results["lookup"][r]["ms"]]
+             for r in shown] if "lookup" in results else []
+    lines = [
+        "# BEAM 500K: evidence recall", "",
+        "Embedded-runtime figures (the in-process stand-in for Memgraph's procedure host), all-MiniLM-L6-v2, "
+        "no extracted facts. Each cell: all evidence shown / mean share of evidence shown.", "",
+        f"- Command: `{info['command']}`", f"- Date: {info['date']}", f"- Machine: {info['machine']}",
+        f"- Commit: {info['commit']}",
+        f"- Chats: {extra['chats']}; questions scored: {extra['scored']} (abstention and questions without "
+        "evidence ids left out); messages: {extra['messages']:,}", f"- Embedding: {extra['embedding']}", "",
+        markdown_table(["group", "questions", *runs], rows), "",
+        "What the recall runs showed (lookup questions, means): TURN rows, rendered characters, ms per "
+        "`recall.render` (warm, the question's embedding included).", "",
+        markdown_table(["budget", "turns", "characters", "ms"], sizes), "",
+    ]
+    (folder / "README.md").write_text("\n".join(lines), encoding="utf-8")
+    (folder / "details.json").write_text(json.dumps({"info": info, "results": results, "extra": extra},
+                                                    indent=2), encoding="utf-8")
+    with (folder / "questions.jsonl").open("w", encoding="utf-8") as handle:
+        for entry in entries:
+            handle.write(json.dumps(entry) + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True, help="BEAM's chats/500K folder")
+    parser.add_argument("--chats", type=parse_chats, default=None, metavar="N-M",
+                        help="only these chats, e.g. 1-12 (default: all)")
+    parser.add_argument("--embed-only", action="store_true", help="embed (and cache) and stop")
+    parser.add_argument("--results", type=Path, default=ROOT / "results" / "beam")
+    parser.add_argument("--cache", type=Path, default=ROOT / "results" / "cache")
+    args = parser.parse_args(argv)
+    if not args.data.is_dir():
+        parser.error(f"--data: no such folder {args.data}")
+    os.environ.setdefault("RECALL_TORCH_THREADS", TORCH_THREADS)
+    model = configure_model()
+    from memgraph_recall.client import setup_store
+    from memgraph_recall.datasets import beam
+    from memgraph_recall.embedded import Runtime
+    from memgraph_recall.locate import query_modules_dir
+
+    info = provenance(sys.argv if argv is None else ["scripts/eval_beam.py", *argv])
+    try:  # every chat is in the graph (and the cache key), so a subset's vectors serve the full run
+        data = beam.load(args.data)
+        chosen = {f"beam-{n}" for n in args.chats or ()}
+        if chosen - {c.user_id for c in data.chats}:
+            raise ValueError(f"no chat {sorted(chosen - {c.user_id for c in data.chats})[0]}")
+    except (ValueError, OSError, KeyError) as exc:
+        raise SystemExit(f"--data: {exc}") from None
+    selected = [c for c in data.chats if not chosen or c.user_id in chosen]
+    chats = [int(c.user_id.split("-")[1]) for c in selected]
+    runtime = Runtime(query_modules_dir())
+    inputs = [folder / "chat.json" for folder in beam.chat_folders(args.data)]
+    files = CacheFiles.of(args.cache, graph_cache_key(model, inputs, Path(beam.__file__)), dataset="beam")
+    every_chat = SimpleNamespace(elements=data.elements, questions=data.chats)
+    embedding = load_embedded(runtime, every_chat, selected, model, files)
+    if args.embed_only:
+        print(f"embedded: {embedding}")
+        return 0
+    setup_store(runtime.store)
+    runtime.call("recall.status", {"embedding_model": model})
+    import torch
+
+    torch.set_num_threads(1)
+    scored = [q for c in selected for q in c.questions if q.evidence and q.question_type != "abstention"]
+    users = read_turns(ActionVertices(runtime), selected, model)
+    baselines = Baselines(users, {q.key: (q.user_id, q.question) for q in scored}, model)
+    entries = evaluate(runtime, model, scored, baselines)
+    groups = {"lookup": beam.LOOKUP_TYPES, "gathering": beam.GATHERING_TYPES,
+              **{t: (t,) for t in beam.QUESTION_TYPES if t != "abstention"}}
+    results = summary(entries, groups)
+    extra = {"chats": f"{len(chats)} ({chats[0]}..{chats[-1]})" if chats else "none", "scored": len(scored),
+             "messages": sum(len(c.turns) for c in selected), "embedding": embedding}
+    write_report(args.results, info, results, extra, entries)
+    lookup = results.get("lookup", {})
+    print("lookup: " + ", ".join(f"{run} {lookup[run]['all_evidence']:.3f}/{lookup[run]['share']:.3f}"
+                                 for run in budgets() if run in lookup) + f"; report in {args.results}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
