@@ -1,4 +1,5 @@
-"""The README as a newcomer follows it: its commands, its install lines, its paths, its runnable blocks.
+"""The README and the pages under docs/ as a newcomer follows them: commands, install lines, paths, links
+and runnable blocks.
 
 What is checked:
 - every `memgraph-recall ...` command in it (a fenced line, an inline code span, the "args" of an MCP
@@ -7,7 +8,9 @@ What is checked:
 - every `pip install` of memgraph-recall itself installs this checkout (`.`, never the registry's
   `memgraph-recall`), with extras that `pyproject.toml` declares;
 - every repository path it names exists (a path whose first part is a top-level entry of the
-  repository, or that starts with `recall_lib/` or `memgraph_recall/`);
+  repository, or that starts with `recall_lib/` or `memgraph_recall/`; `../` from a docs page);
+- every link between pages reaches a file, and its `#anchor` a heading there; every docs page is
+  linked from the README;
 - the runnable blocks run. The marker is an HTML comment alone on the line before the fence, so it
   does not show on the rendered page:
   - `<!-- offline -->`: a shell block that runs offline in seconds without loading a model; it runs
@@ -20,6 +23,7 @@ What is checked:
 import contextlib
 import io
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -32,7 +36,9 @@ import pytest
 from memgraph_recall.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+PAGES = {path.relative_to(ROOT).as_posix(): path.read_text() for path in
+         [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
+README = PAGES["README.md"]
 OFFLINE, OFFLINE_MODEL = "<!-- offline -->", "<!-- offline: model -->"
 EXTRAS = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
 #: `memgraph-recall` where a shell runs it: a line's first word (after VAR=value settings), or after
@@ -44,33 +50,39 @@ PREFIXES = {"recall_lib/": "query_modules/recall_lib/", "memgraph_recall/": "cli
 
 @dataclass(frozen=True)
 class Block:
+    page: str
     line: int  # of the opening fence, 1-based
     language: str
     marker: str
     text: str
 
+    @property
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
+
 
 def blocks() -> list[Block]:
-    found, lines = [], README.split("\n")
-    index = 0
-    while index < len(lines):
-        fence = re.match(r"^```(\w*)\s*$", lines[index])
-        if fence:
-            end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
-            marker = lines[index - 1].strip() if index and lines[index - 1].startswith("<!--") else ""
-            found.append(Block(index + 1, fence.group(1), marker, "\n".join(lines[index + 1:end])))
-            index = end
-        index += 1
+    found = []
+    for page, text in PAGES.items():
+        lines, index = text.split("\n"), 0
+        while index < len(lines):
+            fence = re.match(r"^```(\w*)\s*$", lines[index])
+            if fence:
+                end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
+                marker = lines[index - 1].strip() if index and lines[index - 1].startswith("<!--") else ""
+                found.append(Block(page, index + 1, fence.group(1), marker, "\n".join(lines[index + 1:end])))
+                index = end
+            index += 1
     return found
 
 
-def prose() -> str:
-    """The README without its fenced blocks."""
-    return re.sub(r"^```.*?^```", "", README, flags=re.MULTILINE | re.DOTALL)
+def prose(page: str) -> str:
+    """A page without its fenced blocks."""
+    return re.sub(r"^```.*?^```", "", PAGES[page], flags=re.MULTILINE | re.DOTALL)
 
 
 def inline_spans() -> list[str]:
-    return re.findall(r"`([^`\n]+)`", prose())
+    return [span for page in PAGES for span in re.findall(r"`([^`\n]+)`", prose(page))]
 
 
 def shell_lines(text: str) -> list[str]:
@@ -81,7 +93,7 @@ def shell_lines(text: str) -> list[str]:
 def commands() -> list[tuple[str, list[str]]]:
     """(where, argv) of every `memgraph-recall` command the README shows, the synopsis left out."""
     found = []
-    sources = [(f"README.md:{b.line}", line) for b in blocks() if b.language in ("bash", "")
+    sources = [(b.where, line) for b in blocks() if b.language in ("bash", "")
                for line in shell_lines(b.text)]
     sources += [("inline", span) for span in inline_spans()]
     for where, line in sources:
@@ -91,7 +103,7 @@ def commands() -> list[tuple[str, list[str]]]:
         found.append((f"{where}: {line.strip()}", shlex.split(line[start.end():], comments=True)))
     for block in blocks():
         for args in re.findall(r'"command":\s*"memgraph-recall",\s*"args":\s*(\[[^\]]*\])', block.text):
-            found.append((f"README.md:{block.line}: {args}", json.loads(args)))
+            found.append((f"{block.where}: {args}", json.loads(args)))
     return found
 
 
@@ -161,12 +173,17 @@ def test_every_pip_install_of_memgraph_recall_names_this_checkout_with_declared_
     assert {".[embedded]", ".[dev]", ".[mcp]", ".[mcp,embedded]", ".[langchain]", "."} <= set(ours)
 
 
+def links() -> list[tuple[str, str]]:
+    """(page, target) of every markdown link outside code blocks."""
+    return [(page, target) for page in PAGES for target in re.findall(r"\]\(([^)\s]+)\)", prose(page))]
+
+
 def named_paths() -> set[str]:
     top = {entry.name for entry in ROOT.iterdir() if entry.name not in (".git", ".venv")}
-    text = " ".join(inline_spans() + [b.text for b in blocks()] + re.findall(r"\]\(([^)]+)\)", README))
+    text = " ".join(inline_spans() + [b.text for b in blocks()] + [target for _, target in links()])
     paths = set()
     for token in re.split(r"[\s`'\"(),;:=\[\]{}]+", text):
-        token = token.rstrip(".").removeprefix("./")
+        token = token.partition("#")[0].rstrip(".").removeprefix("./").removeprefix("../")
         if not token or any(mark in token for mark in "*$<>"):
             continue
         for short, full in PREFIXES.items():
@@ -183,6 +200,36 @@ def test_every_repository_path_it_names_exists():
     assert sorted(path for path in paths if not (ROOT / path).exists()) == []
 
 
+def anchors(text: str) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens."""
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#+ (.+)$", re.sub(r"^```.*?^```", "", text, flags=re.M | re.S),
+                                      flags=re.M)}
+
+
+def test_every_link_between_pages_reaches_a_file_and_its_anchor():
+    checked, broken = 0, []
+    for page, target in links():
+        if re.match(r"[a-z]+:", target):
+            continue  # a web address
+        path, _, anchor = target.partition("#")
+        resolved = (ROOT / page).parent / path if path else ROOT / page
+        checked += 1
+        if not resolved.exists():
+            broken.append(f"{page}: {target} (no file)")
+        elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved.read_text()):
+            broken.append(f"{page}: {target} (no heading #{anchor})")
+    assert checked >= 15 and broken == []
+
+
+def test_the_readme_links_every_docs_page_and_stays_short():
+    linked = {target.partition("#")[0] for page, target in links() if page == "README.md"}
+    assert {page for page in PAGES if page.startswith("docs/")} <= linked
+    assert len(README.splitlines()) <= 250
+    first_screen = "\n".join(README.splitlines()[:60])
+    assert "memgraph-recall demo" in first_screen and "pytest" in first_screen  # both setup commands
+    assert "RecallClient.embedded" in first_screen  # a use with no server
+
 @pytest.fixture
 def cli_on_path(tmp_path, monkeypatch):
     """`memgraph-recall` on PATH as this interpreter's CLI, whether or not the entry point is installed."""
@@ -191,7 +238,7 @@ def cli_on_path(tmp_path, monkeypatch):
     shim = shims / "memgraph-recall"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m memgraph_recall.cli "$@"\n')
     shim.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{shims}:{__import__('os').environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{shims}:{os.environ['PATH']}")
     work = tmp_path / "work"
     work.mkdir()
     return work
@@ -202,8 +249,8 @@ def test_the_blocks_marked_offline_run(cli_on_path):
     assert len(marked) >= 2 and all(b.language == "bash" for b in marked)
     for block in marked:
         done = subprocess.run(["bash", "-eu", "-c", block.text], cwd=cli_on_path, capture_output=True,
-                              text=True, timeout=60)
-        assert done.returncode == 0, (block.line, done.stderr)
+                              text=True, timeout=60, env={**os.environ, "REPO": str(ROOT)})
+        assert done.returncode == 0, (block.where, done.stderr)
 
 
 def test_the_blocks_marked_offline_with_the_model_run(tmp_path, monkeypatch, capsys):
@@ -211,11 +258,11 @@ def test_the_blocks_marked_offline_with_the_model_run(tmp_path, monkeypatch, cap
     assert len(marked) >= 2 and all(b.language == "python" for b in marked)
     monkeypatch.chdir(tmp_path)
     for block in marked:
-        exec(compile(block.text, f"README.md:{block.line}", "exec"), {"__name__": "readme"})  # noqa: S102
-        assert capsys.readouterr().out.strip(), block.line  # each prints what it recalled
+        exec(compile(block.text, block.where, "exec"), {"__name__": "readme"})  # noqa: S102
+        assert capsys.readouterr().out.strip(), block.where  # each prints what it recalled
     assert (tmp_path / "sample-embedded.json").is_file()
 
 
 def test_the_markers_are_the_ones_this_test_knows():
-    markers = set(re.findall(r"<!--[^>]*-->", README))
+    markers = {marker for text in PAGES.values() for marker in re.findall(r"<!--[^>]*-->", text)}
     assert markers <= {OFFLINE, OFFLINE_MODEL}, markers
