@@ -4,8 +4,7 @@ Why the `neo4j` driver and not pymgclient (which gqlalchemy 1.8.0 uses): neither
 pymgclient has a connect or read timeout, and pymgclient holds the GIL while it blocks on the
 socket (measured: a thread stuck in `mgclient.connect` against a server that never answers stops
 every other Python thread), so no watchdog can even run beside it. The `neo4j` driver, which
-gqlalchemy 1.8.0 already installs and which Memgraph documents as a supported client, is pure
-Python and bounds what we need:
+Memgraph documents as a supported client, is pure Python and bounds what we need:
 - opening a connection (TCP, Bolt handshake, authentication) by `connect_timeout`;
 - each call on the server, by sending `timeout` as the Bolt transaction timeout (Memgraph reads
   `tx_timeout` and keeps the lower of it and its own `--query-execution-timeout-sec`);

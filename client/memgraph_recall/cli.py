@@ -32,7 +32,7 @@ from memgraph_recall.cli_backend import (
     timeouts,
     uses_sample,
 )
-from memgraph_recall.client import DEFAULT_DATABASE, RecallClient
+from memgraph_recall.client import DEFAULT_DATABASE, RecallClient, did_you_mean
 from memgraph_recall.errors import (
     RecallConnectionError,
     RecallError,
@@ -271,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="HTTP: a browser Origin allowed to call (repeatable; [mcp] allowed_origins)")
     mcp.add_argument("--today", type=iso_date, metavar="YYYY-MM-DD",
                      help="fix today's date (default: the server's date at each call)")
+    mcp.add_argument("--print-config", action="store_true",
+                     help="print the JSON an MCP client (Claude Desktop, Claude Code) needs to launch this "
+                     "server with these flags, by this venv's absolute python path, and exit")
 
     return parser
 
@@ -309,8 +312,8 @@ def cmd_ask(args: argparse.Namespace) -> None:
             return
         recalled = client.render(args.user, args.question, args.today, config)
         if recalled.user_found is False:
-            raise ValueError(f"--user: no user {args.user!r} in {client.backend.description} (user ids "
-                             "are exact; `memgraph-recall status --user ID` checks one)")
+            where = client.backend.description
+            raise ValueError(did_you_mean(args.user, client.users_like(args.user), where))
         if args.json:
             out(json.dumps({"text": recalled.text, "recalled": recalled.to_json()}, indent=2,
                            ensure_ascii=False))
@@ -424,6 +427,9 @@ def cmd_mcp(args: argparse.Namespace) -> None:
                          "bearer token to its user")
     recall = recall_config(args)
     check_first(args, "render", recall)
+    if args.print_config:
+        out(mcp_server.client_config(absolute_paths([a for a in args.argv if a != "--print-config"])))
+        return
     # A graph file is read now and a server's address checked now (it is reached by the first call);
     # the bundled sample is embedded on first use, so the server answers the handshake at once.
     client = None if uses_sample(args) else open_client(args)
@@ -434,6 +440,7 @@ def cmd_mcp(args: argparse.Namespace) -> None:
     bolt = getattr(args, "graph", None) is None
     service = mcp_server.RecallService(opener, timeouts(args, config), recall, today, bolt=bolt)
     if listen is None:
+        check_mcp_user(args, user, client)
         mcp_server.serve_stdio(service, user)
         return
     host, port = mcp_server.parse_listen(listen)
@@ -443,7 +450,42 @@ def cmd_mcp(args: argparse.Namespace) -> None:
     app = mcp_server.http_app(service, options)  # refuses a bad token file or unchecked Host values
     if bolt:
         service.check_server()  # a long-running server that cannot reach Memgraph should not start
+    print(f"memgraph-recall mcp: serving MCP at {options.url} (streamable HTTP, bearer tokens from "
+          f"{options.tokens}); Ctrl-C stops it", file=sys.stderr, flush=True)
     mcp_server.serve_http(service, app, options)
+
+
+def absolute_paths(argv: list[str]) -> list[str]:
+    """`argv` with the files its flags name made absolute: an MCP client starts the server elsewhere."""
+    files = {"--graph", "--tokens", "--config"}
+    made = list(argv)
+    for index in range(1, len(made)):
+        flag, value = made[index - 1], made[index]
+        if flag in files and not (flag == "--graph" and value == SAMPLE):
+            made[index] = str(Path(value).resolve())
+        elif flag == "--graph-database" and "=" in value:
+            name, _, path = value.partition("=")
+            made[index] = f"{name}={Path(path).resolve()}"
+    return made
+
+
+def check_mcp_user(args: argparse.Namespace, user: str, client: RecallClient | None) -> None:
+    """Refuse to serve a `--user` the memory does not have: every call would answer "not found" as a
+    success. A server that cannot be reached yet is only warned about (an MCP client may start first)."""
+    if uses_sample(args):
+        from memgraph_recall.datasets import sample
+
+        found, where = [u for u in sample.USERS if u.lower() == user.lower()], "the bundled sample"
+    else:
+        where = client.backend.description
+        try:
+            found = client.users_like(user)
+        except (RecallConnectionError, RecallTimeoutError) as exc:
+            print(f"memgraph-recall mcp: warning: cannot check --user {user!r} now ({one_line(exc)}); "
+                  "serving anyway, each call reaches the server", file=sys.stderr, flush=True)
+            return
+    if user not in found:
+        raise ValueError(f"{did_you_mean(user, found, where)} (not serving a memory that holds nothing)")
 
 
 COMMANDS = {"demo": cmd_demo, "ask": cmd_ask, "embed": cmd_embed, "status": cmd_status, "setup": cmd_setup,
@@ -483,6 +525,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `memgraph-recall`; returns the exit status (`EXIT_CODES`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         COMMANDS[args.command](args)
     except (Exception, KeyboardInterrupt) as exc:

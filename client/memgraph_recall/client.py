@@ -13,7 +13,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
 
-from memgraph_recall.bolt import BoltAddress, BoltBackend
+from memgraph_recall.bolt import READ, BoltAddress, BoltBackend
 from memgraph_recall.errors import (
     RecallConflictError,
     RecallNotLoaded,
@@ -289,6 +289,19 @@ class RecallClient:
         """The `recall.*` procedures the backend has, like `CALL mg.procedures()`."""
         return self.backend.procedures()
 
+    def users_like(self, user: str) -> list[str]:
+        """The user_ids equal to `user` but for letter case (`user` itself first when it exists): what a
+        command checks a `--user` against before it serves or answers, to say "did you mean"."""
+        if isinstance(self.backend, BoltBackend):
+            rows = self.backend.run("users like", USERS_LIKE, {"user": user}, mode=READ)
+            found = [row["user_id"] for row in rows]
+        else:
+            store = self.backend.runtime.database(self.backend.database)
+            with store.lock.read():
+                found = [store.get_vertex(v).props.get("user_id") for v in store.label_lookup("User")]
+            found = [f for f in found if isinstance(f, str) and f.lower() == user.lower()][:5]
+        return sorted(set(found), key=lambda f: (f != user, f))
+
     def setup(self, new_token: bool = False) -> str:
         """What the fast call shape needs (`memgraph_recall.shape.SETUP`): the `:User(user_id)` and
         `:RecallMeta` indexes and the database's RecallMeta; `new_token` gives the RecallMeta a new
@@ -338,6 +351,18 @@ class RecallClient:
 
 #: The indexes the fast call shape reads through: (label, property or None).
 FAST_SHAPE_INDEXES = (("User", "user_id"), ("RecallMeta", None))
+
+
+USERS_LIKE = ("MATCH (u:User) WHERE u.user_id = $user OR toLower(u.user_id) = toLower($user) "
+              "RETURN u.user_id AS user_id LIMIT 5")
+
+
+def did_you_mean(user: str, found: Sequence[str], where: str) -> str:
+    """`--user`'s error for a user_id that does not exist in `where`, naming the near misses."""
+    near = [f for f in found if f != user]
+    hint = f": did you mean {' or '.join(repr(f) for f in near)}?" if near else \
+        " (user ids are exact; `memgraph-recall status --user ID` checks one)"
+    return f"--user: no user {user!r} in {where}{hint}"
 
 
 def index_rows(indexes: Sequence[dict]) -> list[dict]:

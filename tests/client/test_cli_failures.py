@@ -228,7 +228,10 @@ def test_the_refusal_takes_well_under_a_second_of_a_fresh_process(tmp_path):
 def test_an_unknown_user_is_said_where_the_user_looks(sample_graph_file, capsys):
     code, err = run(capsys, "ask", "--graph", str(sample_graph_file), "--user", "Maya", QUESTION)
     assert code == EXIT_USAGE
-    assert_one_line(err, "--user: no user 'Maya' in embedded runtime over", "user ids are exact")
+    assert_one_line(err, "--user: no user 'Maya' in embedded runtime over", "did you mean 'maya'?")
+    code, err = run(capsys, "ask", "--graph", str(sample_graph_file), "--user", "nobody", QUESTION)
+    assert code == EXIT_USAGE
+    assert_one_line(err, "--user: no user 'nobody' in embedded runtime over", "user ids are exact")
     assert capsys.readouterr().out == ""
 
 

@@ -1,4 +1,4 @@
-"""`RecallRetriever`: one LangChain `Document` per rendered row, in render order, for one user only."""
+"""`RecallRetriever`: one LangChain `Document` per rendered row, best first, for one user only."""
 
 import asyncio
 from datetime import date
@@ -29,12 +29,20 @@ def maya(sample_client):
     return RecallRetriever(client=sample_client, user="maya", today=TODAY)
 
 
-def test_one_document_per_rendered_row_in_render_order(maya, sample_client):
+def test_one_document_per_rendered_row_best_first(maya, sample_client):
     documents = maya.invoke(TRIP)
     assert documents and all(isinstance(document, Document) for document in documents)
-    assert [document.page_content for document in documents] == plain_rows(sample_client, "maya", TRIP)
-    # metadata reads as the rows do: the row's own kind word, and its place among the rows shown
+    shown = plain_rows(sample_client, "maya", TRIP)
+    assert sorted(document.page_content for document in documents) == sorted(shown)
+    assert [shown[document.metadata["shown"] - 1] for document in documents] == \
+        [document.page_content for document in documents]
+    # rank order: within each kind the documents come by the rank that chose them, best first
     assert [document.metadata["rank"] for document in documents] == list(range(1, len(documents) + 1))
+    for kind in ("TURN", "FACT", "MEMORY"):
+        ranks = [d.metadata["kind_rank"] for d in documents if d.metadata["kind"] == kind]
+        assert ranks == sorted(ranks)
+    turns = [d for d in documents if d.metadata["kind"] == "TURN"]
+    assert documents[0].metadata["kind_rank"] == 1 and turns[0].metadata["kind_rank"] == 1
     assert [document.metadata["kind"] for document in documents] == [
         document.page_content.split(" ", 1)[0].rstrip(":") for document in documents]
     assert {document.metadata["kind"] for document in documents} == {"TURN", "FACT", "MEMORY"}
@@ -43,7 +51,7 @@ def test_one_document_per_rendered_row_in_render_order(maya, sample_client):
 def test_metadata_comes_from_the_recalled_rows(maya, sample_client):
     documents = maya.invoke(TRIP)
     recalled = sample_client.render("maya", TRIP, TODAY, explain=True).to_json()
-    turns = iter(recalled["turns"])
+    turns = {turn["action_id"]: turn for turn in recalled["turns"]}
     for document in documents:
         meta = document.metadata
         assert document.page_content.startswith(PREFIX[meta["kind"]])
@@ -52,7 +60,7 @@ def test_metadata_comes_from_the_recalled_rows(maya, sample_client):
         assert isinstance(meta["kind_rank"], int) and meta["kind_rank"] >= 1
         assert isinstance(meta["score"], float)
         if meta["kind"] == "TURN":
-            item = next(turns)
+            item = turns[meta["action_id"]]
             # A turn's kind rank and score are its place in the fused ranking; a lane found it, or a
             # signal (a neighbour) lifted it.
             assert (meta["kind_rank"], meta["score"]) == (item["fused"]["rank"], item["fused"]["score"])

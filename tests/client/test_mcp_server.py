@@ -3,9 +3,12 @@
 HTTP servers listen on 127.0.0.1 only, on a port the OS picks, and every wait is bounded.
 """
 
+import json
 import os
 import re
+import shutil
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -184,11 +187,21 @@ def without_progress_setting() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if key != "HF_HUB_DISABLE_PROGRESS_BARS"}
 
 
-def test_the_cli_launches_over_stdio_and_answers_one_call(tmp_path):
-    """A real subprocess: `memgraph-recall mcp --graph sample --user maya`, handshake and one tools/call."""
-    params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "memgraph_recall.cli", "mcp", "--graph", "sample", "--user", "maya", "--today", "2024-05-20"],
-        cwd=tmp_path, env=without_progress_setting())
+def printed_config(*flags: str) -> dict:
+    """`memgraph-recall mcp FLAGS --print-config`, run as a user would, parsed."""
+    done = subprocess.run([sys.executable, "-m", "memgraph_recall", "mcp", *flags, "--print-config"],
+                          capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(done.stdout)["mcpServers"]["memory"]
+
+
+def test_the_printed_config_launches_over_stdio_with_a_clean_path_and_answers_one_call(tmp_path):
+    """A real subprocess, started as Claude Desktop starts it: the printed command and arguments, a PATH
+    without the venv's bin/ (where a bare `memgraph-recall` is "command not found"), another folder."""
+    entry = printed_config("--graph", "sample", "--user", "maya", "--today", "2024-05-20")
+    assert Path(entry["command"]).is_absolute() and entry["args"][:3] == ["-m", "memgraph_recall", "mcp"]
+    clean = {**without_progress_setting(), "PATH": "/usr/bin:/bin"}
+    assert shutil.which("memgraph-recall", path=clean["PATH"]) is None
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], cwd=tmp_path, env=clean)
 
     async def go(errors):
         with anyio.fail_after(120):
@@ -201,6 +214,37 @@ def test_the_cli_launches_over_stdio_and_answers_one_call(tmp_path):
     assert not result.is_error and "TURN [session maya-s2" in result.content[0].text
     assert "Loading weights" not in (tmp_path / "stderr.txt").read_text()  # the CLI turns the bar off
     assert all(s.startswith("maya-") for s in sessions(result.content[0].text))
+
+
+def test_the_printed_config_names_files_by_absolute_path(tmp_path, monkeypatch):
+    (tmp_path / "memory.json").write_text("[]")
+    monkeypatch.chdir(tmp_path)
+    entry = printed_config("--graph", "memory.json", "--user", "maya")
+    assert entry["args"][3:] == ["--graph", str(tmp_path / "memory.json"), "--user", "maya"]
+
+
+def test_a_user_the_memory_does_not_have_is_refused_at_start_with_a_near_miss(sample_graph_file, capsys):
+    from memgraph_recall.cli import main
+
+    assert main(["mcp", "--graph", "sample", "--user", "Maya"]) == 2
+    assert "--user: no user 'Maya' in the bundled sample: did you mean 'maya'?" in capsys.readouterr().err
+    assert main(["mcp", "--graph", str(sample_graph_file), "--user", "nobody"]) == 2
+    assert "--user: no user 'nobody' in embedded runtime over" in capsys.readouterr().err
+
+
+def test_the_http_server_prints_where_it_listens(token_file, tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "memgraph_recall", "mcp", "--graph", "sample", "--http",
+                               f"127.0.0.1:{port}", "--tokens", str(token_file)], stderr=subprocess.PIPE,
+                              text=True, cwd=tmp_path, env=without_progress_setting())
+    try:
+        line = server.stderr.readline()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert f"serving MCP at http://127.0.0.1:{port}/mcp" in line and str(token_file) in line
 
 
 # -- streamable HTTP ----------------------------------------------------------------------------------

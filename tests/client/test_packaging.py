@@ -18,6 +18,17 @@ def test_the_extras_are_declared_and_dev_includes_them():
     assert "memgraph-recall[embedded,mcp,langchain]" in extras["dev"]
 
 
+def test_every_base_dependency_is_imported_by_the_package():
+    """A base dependency nothing imports is weight every Bolt-only user pays (gqlalchemy was 280 MB)."""
+    import re
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = [re.split(r"[<>=\[ ]", requirement)[0] for requirement in project["dependencies"]]
+    source = "\n".join(path.read_text() for path in (ROOT / "client" / "memgraph_recall").rglob("*.py"))
+    unused = [name for name in names if not re.search(rf"^\s*(from|import) {name}\b", source, re.M)]
+    assert unused == [] and "gqlalchemy" not in names
+
+
 def test_importing_the_client_and_the_cli_loads_neither_integration():
     code = ("import sys, memgraph_recall.client, memgraph_recall.cli; "
             "print(sorted(m for m in ('mcp', 'langchain_core', 'uvicorn') if m in sys.modules))")
@@ -76,3 +87,15 @@ def test_every_install_hint_names_this_checkout_and_an_extra_it_declares():
     assert install_hint("embedded").startswith("pip install torch==2.13.0, then ")
     sources = (ROOT / "client" / "memgraph_recall").rglob("*.py")
     assert not [path for path in sources if "memgraph-recall[" in path.read_text()]  # not on a registry
+
+
+def test_the_compose_files_settings_are_the_documented_ones_with_their_meaning():
+    """Each RECALL_* the compose file sets is in the reference's table; the cache limit is the total."""
+    import re
+
+    compose = (ROOT / "docker-compose.yml").read_text()
+    reference = (ROOT / "docs" / "reference.md").read_text()
+    settings = re.findall(r"^\s+(RECALL_[A-Z_]+):", compose, re.M)
+    assert settings and all(f"| `{name}` |" in reference for name in settings)
+    comment = compose.split("RECALL_CACHE_BYTES")[0].rsplit("environment:", 1)[1]
+    assert "per-user" not in comment.lower() and "together" in comment

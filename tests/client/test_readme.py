@@ -102,8 +102,10 @@ def commands() -> list[tuple[str, list[str]]]:
             continue
         found.append((f"{where}: {line.strip()}", shlex.split(line[start.end():], comments=True)))
     for block in blocks():
-        for args in re.findall(r'"command":\s*"memgraph-recall",\s*"args":\s*(\[[^\]]*\])', block.text):
-            found.append((f"{block.where}: {args}", json.loads(args)))
+        for args in re.findall(r'"command":\s*"[^"]*",\s*"args":\s*(\[[^\]]*\])', block.text):
+            argv = json.loads(args)
+            argv = argv[2:] if argv[:2] == ["-m", "memgraph_recall"] else argv
+            found.append((f"{block.where}: {args}", argv))
     return found
 
 

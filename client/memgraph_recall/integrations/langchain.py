@@ -2,14 +2,17 @@
 
 Needs the `[langchain]` extra (`langchain-core`). The user is fixed when the retriever is built,
 so a chain or an agent can only ever search that user's memory; `invoke(question)` calls
-`recall.render` with `explain` on and returns the rows in render order: `page_content` is the row
+`recall.render` with `explain` on and returns the rows best first, as retrievers do: by the rank that
+chose each row within its kind, the kinds taken in turn at equal rank (turn, fact, note), the render's
+own order breaking ties. `page_content` is the row
 as a model reads it (`TURN [...]`, `FACT: ...`, `MEMORY [...]`), `metadata` what the `recalled` map
 says about it (kind, session, time, speaker, the lanes that found it, rank and score).
 
-`metadata` reads as the rendered rows do: `kind` is the row's own word (`TURN`, `FACT`, `MEMORY`) and
-`rank` the row's place among them (1 = the first row shown). The ranking that chose a row counts
-within its kind (a turn's place in the fused turn ranking, a fact's or note's best lane rank), so it
-is `kind_rank`, with its `score`: compare those only between rows of one kind.
+`metadata` reads as the rendered rows do: `kind` is the row's own word (`TURN`, `FACT`, `MEMORY`),
+`rank` the document's place in the list (1 = best) and `shown` the row's place in the rendered text.
+The ranking that chose a row counts within its kind (a turn's place in the fused turn ranking, a
+fact's or note's best lane rank), so it is `kind_rank`, with its `score`: compare scores only between
+rows of one kind.
 """
 
 import asyncio
@@ -27,6 +30,13 @@ from memgraph_recall.client import RecallClient
 from memgraph_recall.rendered import RenderedRow, rendered_rows
 
 _TIME = {"turn": "timestamp", "fact": "valid_at", "memory": "updated_at"}
+_KINDS = {"turn": 0, "fact": 1, "memory": 2}
+
+
+def best_first(row: RenderedRow) -> tuple:
+    """A row's place in rank order: its rank within its kind, then the kind, then where it was shown."""
+    rank = row.rank if isinstance(row.rank, int) else 1 << 30
+    return rank, _KINDS.get(row.kind, 3), row.position
 logger = logging.getLogger(__name__)
 
 
@@ -58,7 +68,8 @@ class RecallRetriever(BaseRetriever):
         if recalled.user_found is False:
             logger.warning("recall: no user %r in %s, so no documents (user ids are exact)", self.user,
                            self.client.backend.description)
-        return [self._document(row) for row in rendered_rows(recalled)]
+        rows = sorted(rendered_rows(recalled), key=best_first)
+        return [self._document(rank, row) for rank, row in enumerate(rows, start=1)]
 
     async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
                                        ) -> list[Document]:
@@ -66,12 +77,13 @@ class RecallRetriever(BaseRetriever):
         return await asyncio.to_thread(self._get_relevant_documents, query,
                                        run_manager=run_manager.get_sync())
 
-    def _document(self, row: RenderedRow) -> Document:
+    def _document(self, rank: int, row: RenderedRow) -> Document:
         item = row.item
         metadata = {
             "user": self.user,
             "kind": row.kind.upper(),
-            "rank": row.position + 1,
+            "rank": rank,
+            "shown": row.position + 1,
             "session": item.get("session_id"),
             "time": item.get(_TIME[row.kind]),
             "speaker": item.get("speaker"),

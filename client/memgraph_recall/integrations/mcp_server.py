@@ -84,6 +84,12 @@ class HttpOptions:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
 
+    @property
+    def url(self) -> str:
+        """Where clients connect (an IPv6 host in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/mcp"
+
     def security(self) -> TransportSecuritySettings:
         """DNS-rebinding protection: loopback names on loopback, else exactly what was configured."""
         if is_loopback(self.host):
@@ -246,6 +252,17 @@ def http_app(service: RecallService, options: HttpOptions) -> Any:
     verifier = TokenFileVerifier(TokenFile(options.tokens))
     server = build_server(service, user_from_token, verifier, issuer=f"http://{options.host}:{options.port}")
     return server.streamable_http_app(host=options.host, transport_security=options.security())
+
+
+def client_config(arguments: list[str], name: str = "memory") -> str:
+    """The `mcpServers` entry that launches `memgraph-recall <arguments>` by this interpreter's absolute
+    path: MCP clients such as Claude Desktop start servers with a clean PATH, where a bare
+    `memgraph-recall` (in the venv's bin/) is "command not found"."""
+    import json
+    import sys
+
+    entry = {"command": sys.executable, "args": ["-m", "memgraph_recall", *arguments]}
+    return json.dumps({"mcpServers": {name: entry}}, indent=2)
 
 
 def serve_stdio(service: RecallService, user: str) -> None:
