@@ -66,11 +66,13 @@ def blocks() -> list[Block]:
     for page, text in PAGES.items():
         lines, index = text.split("\n"), 0
         while index < len(lines):
-            fence = re.match(r"^```(\w*)\s*$", lines[index])
+            fence = re.match(r"^(\s*)```(\w*)\s*$", lines[index])  # in a list item too, indented
             if fence:
-                end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
-                marker = lines[index - 1].strip() if index and lines[index - 1].startswith("<!--") else ""
-                found.append(Block(page, index + 1, fence.group(1), marker, "\n".join(lines[index + 1:end])))
+                end = next(i for i in range(index + 1, len(lines)) if lines[i].strip().startswith("```"))
+                before = lines[index - 1].strip() if index else ""
+                marker = before if before.startswith("<!--") else ""
+                body = "\n".join(line.removeprefix(fence.group(1)) for line in lines[index + 1:end])
+                found.append(Block(page, index + 1, fence.group(2), marker, body))
                 index = end
             index += 1
     return found
@@ -78,7 +80,7 @@ def blocks() -> list[Block]:
 
 def prose(page: str) -> str:
     """A page without its fenced blocks."""
-    return re.sub(r"^```.*?^```", "", PAGES[page], flags=re.MULTILINE | re.DOTALL)
+    return re.sub(r"^\s*```.*?^\s*```", "", PAGES[page], flags=re.MULTILINE | re.DOTALL)
 
 
 def inline_spans() -> list[str]:
