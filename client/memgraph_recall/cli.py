@@ -8,6 +8,7 @@ an exit status that says which kind it was (`EXIT_CODES`); `--debug` adds the tr
 import argparse
 import contextlib
 import json
+import os
 import re
 import sys
 import traceback
@@ -289,6 +290,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
     if args.conversation and args.locomo is None:
         raise ValueError("--conversation: only with --locomo FILE, whose conversations it picks from")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # the model loader's bar says nothing here
     run_demo(recall_config(args), locomo=args.locomo, questions=args.questions,
              conversation=args.conversation, write=out)
 

@@ -2,6 +2,7 @@
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,9 @@ def test_demo_prints_real_rows_scoped_per_user(demo_output):
     assert "maya-s" not in tom and "Ana" not in tom
     assert "ATTENDED_WEDDING" in blocks["priya asks: How many weddings did I go to this year?"]
     assert "Agent self-check" not in demo_output
-    assert "Embedded 29 messages" in demo_output
+    embedded = re.search(r"Embedded (\d+) messages", demo_output)
+    assert embedded and int(embedded.group(1)) > 3 * 200  # a few hundred per user: recall has to choose
+    assert "Loading weights" not in demo_output
 
 
 def test_ask_json_over_a_graph_file(sample_graph_file, capsys):
@@ -54,7 +57,7 @@ def test_ask_json_over_a_graph_file(sample_graph_file, capsys):
     payload = json.loads(capsys.readouterr().out)
     assert payload["recalled"]["question"] == TRIP
     assert "Today is 2024-05-20." in payload["text"]
-    assert {t["session_id"] for t in payload["recalled"]["turns"]} <= {"maya-s1", "maya-s2", "maya-s3"}
+    assert all(t["session_id"].startswith("maya-") for t in payload["recalled"]["turns"])
 
 
 def test_config_file_then_flags_override(sample_graph_file, tmp_path, capsys):
@@ -97,6 +100,14 @@ def test_status_lists_procedures_and_vector_counts(sample_graph_file, capsys):
     assert "recall.render" in output and "sentence-transformers/all-MiniLM-L6-v2" in output
 
 
+def messages_of(user: str) -> int:
+    """The bundled sample's messages of `user` (its hand-written ones and its generated chatter)."""
+    from memgraph_recall.datasets import sample
+
+    actions = [e for e in sample.elements() if "Action" in e.get("labels", ())]
+    return sum(e["properties"]["action_id"].startswith(f"{user}-") for e in actions)
+
+
 def test_embed_writes_vectors_into_the_graph_file(tmp_path, capsys, sample_client):
     from memgraph_recall.datasets import sample
 
@@ -104,7 +115,7 @@ def test_embed_writes_vectors_into_the_graph_file(tmp_path, capsys, sample_clien
     source.write_text(json.dumps(sample.elements()))
     target = tmp_path / "embedded.json"
     assert main(["embed", "--graph", str(source), "--user", "priya", "--output", str(target)]) == 0
-    assert "embedded 9 messages" in capsys.readouterr().out
+    assert f"embedded {messages_of('priya')} messages" in capsys.readouterr().out
     vectors = [e for e in json.loads(target.read_text()) if e.get("properties", {}).get("passage_embeddings")]
     assert vectors and all(e["properties"]["action_id"].startswith("priya-") for e in vectors)
 
@@ -197,7 +208,8 @@ def test_embed_of_the_bundled_sample_reports_what_it_embedded_and_saves_only_to_
     monkeypatch.chdir(tmp_path)
     assert main(["embed", "--graph", "sample", "--user", "priya"]) == 0
     out = capsys.readouterr().out
-    assert "embedded 9 messages" in out and "not saved: the bundled sample is no file" in out
+    assert f"embedded {messages_of('priya')} messages" in out
+    assert "not saved: the bundled sample is no file" in out
     assert list(tmp_path.iterdir()) == []  # no file named `sample` appeared
     assert main(["embed", "--graph", "sample", "--user", "priya", "--output", "out.json"]) == 0
     assert "saved out.json" in capsys.readouterr().out and (tmp_path / "out.json").is_file()

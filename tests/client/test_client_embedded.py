@@ -33,8 +33,10 @@ def test_scoping_two_users_same_question_each_get_only_their_own(sample_client):
     maya = sample_client.render("maya", TRIP, TODAY)
     tom = sample_client.render("tom", TRIP, TODAY)
     assert maya.turns and tom.turns
-    assert {t.session_id for t in maya.turns} <= {"maya-s1", "maya-s2", "maya-s3"}
-    assert {t.session_id for t in tom.turns} <= {"tom-s1", "tom-s2", "tom-s3"}
+    assert all(t.session_id.startswith("maya-") for t in maya.turns) and "maya-s2" in {
+        t.session_id for t in maya.turns}
+    assert all(t.session_id.startswith("tom-") for t in tom.turns) and "tom-s2" in {
+        t.session_id for t in tom.turns}
     assert "Rui" not in maya.text and "Ana" not in tom.text
     for recalled in (maya, tom):
         assert "Agent self-check" not in recalled.text  # the shared Agent's own note belongs to no one

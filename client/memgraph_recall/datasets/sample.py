@@ -1,5 +1,9 @@
 """The bundled sample memory: three users of one assistant, written for the demo and the client tests.
 
+Each user has three hand-written sessions holding what the demo asks about (with facts and notes),
+among about 45 generated everyday sessions (`chatter`, a few hundred messages per user), so recall has
+to choose.
+
 Kept as code built with `MemoryGraph` rather than as a JSON export: the builder defines the memory
 shape in one place, so the sample can never drift from it, and the text stays reviewable in a diff.
 It carries no vectors: `memgraph-recall demo` embeds it with `recall.embed`, as a real deployment
@@ -12,11 +16,14 @@ be recalled.
 """
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timezone
 
+from memgraph_recall.datasets import chatter
 from memgraph_recall.datasets.memory_graph import MemoryGraph, Ref
 
 AGENT = "pocket-assistant"
+CHATTER_SEED, CHATTER_SESSIONS = 7, 45
+CHATTER_SPAN = (datetime(2024, 1, 2, tzinfo=timezone.utc), datetime(2024, 5, 19, tzinfo=timezone.utc))
 USERS = ("maya", "tom", "priya")
 
 
@@ -36,8 +43,8 @@ DEMO_QUESTIONS = (
     DemoQuestion("priya", "How many weddings did I go to this year?", date(2024, 6, 30)),
 )
 
-# Each user's memory is tiny, so the module's default widths would return nearly all of it; the demo
-# narrows the lanes so the ranking shows. `--config`/`--set` override these.
+# The demo narrows the lanes so each answer fits a screen (the defaults show 24 TURN rows).
+# `--config`/`--set` override these.
 DEMO_CONFIG = {"memories_k": 1, "turns_k": 2, "text_k": 2, "entities_k": 2, "edges_per_entity": 2,
                "facts_k": 3, "fact_turns_k": 2, "user_fact_types": 1, "user_facts_k": 4}
 
@@ -223,6 +230,13 @@ def _add_user(graph: MemoryGraph, user_id: str, entities: dict[str, Ref]) -> Ref
     for who, index, name in _MENTIONS:
         if who == user_id:
             mention(name, index)
+    for session_id, messages in chatter.sessions(user_id, CHATTER_SEED, CHATTER_SESSIONS, *CHATTER_SPAN):
+        session = graph.session(user, session_id)
+        graph.agent(session, AGENT)
+        for index, (role, timestamp, text) in enumerate(messages):
+            graph.message(session, f"{session_id}-m{index + 1}", text, timestamp,
+                          action_type=f"{role}_message",
+                          speaker=user_id.capitalize() if role == "user" else "Assistant")
     for number, (path, updated_at, content) in enumerate(_MEMORIES.get(user_id, ()), start=1):
         graph.memory(user, f"{user_id}-mem{number}", path, content, updated_at)
     return agent
