@@ -142,7 +142,7 @@ def write_report(folder: Path, info: dict, results: dict, extra: dict, entries: 
         f"- Command: `{info['command']}`", f"- Date: {info['date']}", f"- Machine: {info['machine']}",
         f"- Commit: {info['commit']}",
         f"- Chats: {extra['chats']}; questions scored: {extra['scored']} (abstention and questions without "
-        "evidence ids left out); messages: {extra['messages']:,}", f"- Embedding: {extra['embedding']}", "",
+        f"evidence ids left out); messages: {extra['messages']:,}", f"- Embedding: {extra['embedding']}", "",
         markdown_table(["group", "questions", *runs], rows), "",
         "What the recall runs showed (lookup questions, means): TURN rows, rendered characters, ms per "
         "`recall.render` (warm, the question's embedding included).", "",
