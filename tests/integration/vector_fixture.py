@@ -92,7 +92,7 @@ def generate(path: Path = FIXTURE) -> Path:
     from memgraph_recall.locate import PACKAGED_MODEL, query_modules_dir
 
     runtime = Runtime(query_modules_dir())
-    runtime.load_elements(rekeyed(sample.elements()))
+    runtime.load_elements(rekeyed(sample.elements(chatter_sessions=0)))
     recall = runtime.modules["recall"]
     registry_module = sys.modules[type(recall.MODELS).__module__]
 
@@ -118,7 +118,7 @@ def with_sample(path: Path = FIXTURE) -> list[dict]:
     past the sample's: the graph the image tests load on both sides."""
     from memgraph_recall.datasets import sample
 
-    first = sample.elements()
+    first = sample.elements(chatter_sessions=0)  # the hand-written sample the image tests expect
     node_shift = 1 + max(e["id"] for e in first if e["type"] == "node")
     edge_shift = 1 + max((e["id"] for e in first if e["type"] == "relationship"), default=-1)
     moved = []

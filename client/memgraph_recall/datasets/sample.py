@@ -186,20 +186,22 @@ _AGENT_NOTE = ("Agent self-check: shared across all sessions; this note belongs 
                "appear in anyone's recall.")
 
 
-def build() -> MemoryGraph:
-    """Build the sample memory graph (no vectors); `elements()` gives the export to load."""
+def build(chatter_sessions: int = CHATTER_SESSIONS) -> MemoryGraph:
+    """Build the sample memory graph (no vectors); `elements()` gives the export to load.
+    `chatter_sessions=0` leaves out the generated chatter (the integration fixture's fixed vectors)."""
     graph = MemoryGraph()
     entities: dict[str, Ref] = {}
     agent: Ref | None = None
     for user_id in _SESSIONS:
-        agent = _add_user(graph, user_id, entities)
+        agent = _add_user(graph, user_id, entities, chatter_sessions)
     if agent is not None:
         graph.message(agent, "agent-note-1", _AGENT_NOTE, "2024-01-01T00:00:00+00:00",
                       action_type="assistant_message", speaker="Assistant")
     return graph
 
 
-def _add_user(graph: MemoryGraph, user_id: str, entities: dict[str, Ref]) -> Ref | None:
+def _add_user(graph: MemoryGraph, user_id: str, entities: dict[str, Ref],
+              chatter_sessions: int) -> Ref | None:
     """One user's sessions, messages, facts, mentions and notes; returns the shared Agent."""
     user = graph.user(user_id)
     agent: Ref | None = None
@@ -230,7 +232,7 @@ def _add_user(graph: MemoryGraph, user_id: str, entities: dict[str, Ref]) -> Ref
     for who, index, name in _MENTIONS:
         if who == user_id:
             mention(name, index)
-    for session_id, messages in chatter.sessions(user_id, CHATTER_SEED, CHATTER_SESSIONS, *CHATTER_SPAN):
+    for session_id, messages in chatter.sessions(user_id, CHATTER_SEED, chatter_sessions, *CHATTER_SPAN):
         session = graph.session(user, session_id)
         graph.agent(session, AGENT)
         for index, (role, timestamp, text) in enumerate(messages):
@@ -248,6 +250,6 @@ def messages_date(sessions: list[tuple[str, list[tuple[str, str, str]]]], index:
     return date.fromisoformat(timestamps[index][:10])
 
 
-def elements() -> list[dict]:
+def elements(chatter_sessions: int = CHATTER_SESSIONS) -> list[dict]:
     """The sample as `export_util.json` elements, ready for `RecallClient.embedded(graph=...)`."""
-    return build().elements()
+    return build(chatter_sessions).elements()
