@@ -17,10 +17,7 @@ from recall_lib.embedding import compute_vectors, encodable, plan_embedding, uni
 from recall_lib.limits import Ceilings
 from recall_lib.models import ModelRegistry
 from recall_lib.ownership import id_text
-from recall_lib.pipeline import lane_rows, recall
-from recall_lib.render import RenderContext
-from recall_lib.render import render as render_rows
-from recall_lib.rows import merge_rows
+from recall_lib.pipeline import lane_rows, recall, render_recall
 from recall_lib.schema import USER_ID
 from recall_lib.session_markers import mark_complete_sessions, sessions_of
 from recall_lib.status import status_rows
@@ -82,22 +79,7 @@ def render(
     question = _question(question)
     cfg = parse_config(config, "render", LIMITS)
     day = parse_date_arg(today, "today")
-    live = _LiveGraph(ctx)
-    found = recall(live, CACHE, MODELS, ref, question, cfg, day, shown_only=True)
-    snapshot = found.snapshot
-    context = RenderContext(
-        question=question,
-        today=day,
-        vector_off=found.results.vector_off,
-        model=found.model,
-        messages=len(snapshot.turns),
-        messages_without_vectors=snapshot.turns_without_vectors,
-        turn_chars=cfg.turn_chars,
-        explain=cfg.explain,
-        max_chars=cfg.max_chars,
-        facts_off=found.facts_off,
-    )
-    text, recalled = render_rows(snapshot, merge_rows(snapshot, found.results), context, live.abort)
+    text, recalled = render_recall(_LiveGraph(ctx), CACHE, MODELS, ref, question, cfg, day)
     return mgp.Record(text=text, recalled=recalled)
 
 

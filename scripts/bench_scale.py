@@ -113,19 +113,19 @@ class Limit:
         import numpy as np
 
         use_recall_lib()
-        from recall_lib.textindex import BM25Index, query_terms
+        from recall_lib.textindex import BM25Index, query_terms, tokenize
 
         self.np = np
         self.matrix = np.ascontiguousarray(vectors, dtype=np.float32)
         self.index = BM25Index.build(texts)
-        self.query_terms = query_terms
+        self.query_terms, self.tokenize = query_terms, tokenize
 
     def __call__(self, question: str, vector) -> None:
         np = self.np
         scores = self.matrix @ vector
         top = np.argpartition(-scores, TOP_K)[:TOP_K]
         top[np.argsort(-scores[top])]
-        self.index.search(self.query_terms(question, self.index), TOP_K)
+        self.index.search(self.query_terms(self.tokenize(question), self.index), TOP_K)
 
 
 @dataclass

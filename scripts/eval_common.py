@@ -58,12 +58,12 @@ class Baselines:
     def __init__(self, users: Mapping[str, UserTurns], queries: Mapping[Hashable, tuple[str, str]],
                  model: str) -> None:
         use_recall_lib()
-        from recall_lib.textindex import BM25Index, query_terms
+        from recall_lib.textindex import BM25Index, query_terms, tokenize
         from sentence_transformers import SentenceTransformer
 
         self.users = users
         self.queries = queries
-        self._query_terms = query_terms
+        self._query_terms, self._tokenize = query_terms, tokenize
         self.bm25 = {user: BM25Index.build(turns.texts) for user, turns in users.items()}
         encoder = SentenceTransformer(str(model_folder(model)), device="cpu")
         keys = list(queries)
@@ -75,7 +75,7 @@ class Baselines:
         """Every turn the question's terms match, best first (the text lane's scoring, unlimited)."""
         user, question = self.queries[key]
         index = self.bm25[user]
-        docs, _ = index.search(self._query_terms(question, index), index.n_docs)
+        docs, _ = index.search(self._query_terms(self._tokenize(question), index), index.n_docs)
         return [self.users[user].action_ids[i] for i in docs]
 
     def dense_order(self, key: Hashable) -> list[str]:

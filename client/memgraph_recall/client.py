@@ -13,6 +13,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
 
+from memgraph_recall.action_ids import ActionIdRule, BoltTarget, StoreTarget, establish
 from memgraph_recall.bolt import READ, BoltAddress, BoltBackend
 from memgraph_recall.errors import (
     RecallConflictError,
@@ -22,15 +23,7 @@ from memgraph_recall.errors import (
 )
 from memgraph_recall.results import EmbedProgress, LaneHit, Recalled, json_ready
 from memgraph_recall.retry import Backoff, retrying
-from memgraph_recall.shape import (
-    FAST_QUERIES,
-    NEW_TOKEN,
-    RECORD_RULE,
-    SETUP,
-    SHOW_CONSTRAINTS,
-    UNIQUE_ACTION_IDS,
-    action_ids_enforced,
-)
+from memgraph_recall.shape import FAST_QUERIES, NEW_TOKEN, SETUP
 from memgraph_recall.timeouts import Timeouts
 
 __all__ = ["Backend", "BoltAddress", "BoltBackend", "EmbeddedBackend", "RecallClient"]
@@ -305,28 +298,22 @@ class RecallClient:
     def setup(self, new_token: bool = False) -> str:
         """What the fast call shape needs (`memgraph_recall.shape.SETUP`): the `:User(user_id)` and
         `:RecallMeta` indexes and the database's RecallMeta; `new_token` gives the RecallMeta a new
-        token (a database copied from another); then the uniqueness constraint on :Action(action_id),
-        and on the RecallMeta whether Memgraph enforces it (facts and entities are attributed only
-        then). Idempotent: run it again after dropping the constraint or cleaning duplicate ids.
-        Embedded databases are set up on load."""
+        token (a database copied from another); then the uniqueness and `IS TYPED STRING` constraints
+        on :Action(action_id), and on the RecallMeta what Memgraph enforces (`action_ids`: facts and
+        entities are attributed only then). Idempotent: run it again after dropping a constraint or
+        cleaning the ids. Embedded databases are set up on load."""
         if isinstance(self.backend, BoltBackend):
             for statement in SETUP:
                 self.backend.run("setup", statement)
             if new_token:
                 self.backend.run("setup", NEW_TOKEN)
-            refused = None
-            try:
-                self.backend.run("setup", UNIQUE_ACTION_IDS)
-            except RecallProcedureError as exc:  # existing duplicates: Memgraph refuses the constraint
-                refused = str(exc)
-            unique = action_ids_enforced(self.backend.run("setup", SHOW_CONSTRAINTS))  # on MAIN
-            self.backend.run("setup", RECORD_RULE, {"unique": unique})
+            rule = establish(BoltTarget(self.backend), RecallProcedureError)  # on MAIN
             where = f"indexes on :User(user_id) and :RecallMeta, a RecallMeta on {self.backend.description}"
         else:
             store = self.backend.runtime.database(self.backend.database)
-            unique, refused = setup_store(store, new_token)
+            rule = setup_store(store, new_token)
             where = f"indexes and a RecallMeta on the {self.backend.description}"
-        return f"{where}; {rule_line(unique, refused)}"
+        return f"{where}; {rule.line()}"
 
     def save_graph(self, path: str | Path) -> Path:
         """Embedded only: write this client's database (with any new vectors) as `export_util.json`."""
@@ -381,11 +368,10 @@ def index_rows(indexes: Sequence[dict]) -> list[dict]:
     return rows
 
 
-def setup_store(store: Any, new_token: bool = False) -> tuple[bool, str | None]:
+def setup_store(store: Any, new_token: bool = False) -> ActionIdRule:
     """`memgraph-recall setup` for an embedded database: the indexes, a RecallMeta with a random token
-    when it has none (or, with `new_token`, a new token on each), the uniqueness constraint on
-    :Action(action_id) and the record of whether it holds. Returns (whether it holds, why it was
-    refused: existing duplicates)."""
+    when it has none (or, with `new_token`, a new token on each), the constraints on
+    :Action(action_id) and the record of what holds (`record_action_id_rule`)."""
     import uuid
 
     store.create_label_property_index("User", "user_id")
@@ -399,31 +385,12 @@ def setup_store(store: Any, new_token: bool = False) -> tuple[bool, str | None]:
     return record_action_id_rule(store)
 
 
-def record_action_id_rule(store: Any) -> tuple[bool, str | None]:
-    """The uniqueness constraint on :Action(action_id), created when the data allows, and on each
-    RecallMeta of `store` whether it holds (`shape.RECORD_RULE`); (whether it holds, why refused)."""
+def record_action_id_rule(store: Any) -> ActionIdRule:
+    """The constraints on :Action(action_id), created where the data allows, and on each RecallMeta of
+    `store` what holds (`memgraph_recall.action_ids`)."""
     from memgraph_recall.embedded import ConstraintViolation
 
-    refused = None
-    try:
-        store.create_unique_constraint("Action", "action_id")
-    except ConstraintViolation as exc:
-        refused = str(exc)
-    unique = action_ids_enforced(store.constraints())
-    for vertex_id in store.label_lookup("RecallMeta"):
-        store.set_vertex_property(vertex_id, "action_ids_unique", unique)
-    return unique, refused
-
-
-def rule_line(unique: bool, refused: str | None) -> str:
-    """What setup says of the uniqueness constraint on :Action(action_id)."""
-    if unique:
-        return "action_ids unique (constraint on :Action(action_id)): facts and entities are attributed"
-    reason = f" ({refused})" if refused else ""
-    return (
-        f"action_ids NOT unique{reason}: recall shows no fact or entity here until duplicate "
-        "action_ids are removed and setup is run again"
-    )
+    return establish(StoreTarget(store), ConstraintViolation)
 
 
 def _call_form(call_form: str) -> str:

@@ -51,23 +51,51 @@ SETUP = (
     "MERGE (m:RecallMeta) ON CREATE SET m.token = randomUUID(), m.created_at = localDateTime()",
 )
 #: What makes facts and entities attributable (`query_modules/recall_lib/ownership.py`): Memgraph then
-#: refuses a second Action with an action_id, so an action_id names one Action. `setup` creates it,
-#: reads back whether Memgraph holds it (`SHOW CONSTRAINT INFO`) and records that on the RecallMeta,
+#: refuses a second Action with an action_id, so an action_id names one Action; and with every
+#: action_id typed a string, no integer id can be cited as another user's text id. `setup` creates
+#: both, reads back what Memgraph holds (`SHOW CONSTRAINT INFO`) and records it on the RecallMeta,
 #: which the module reads on every call (a procedure cannot see constraints).
 UNIQUE_ACTION_IDS = "CREATE CONSTRAINT ON (a:Action) ASSERT a.action_id IS UNIQUE"
+TEXT_ACTION_IDS = "CREATE CONSTRAINT ON (a:Action) ASSERT a.action_id IS TYPED STRING"
+#: Actions whose action_id is not a string: Memgraph refuses the type constraint over any of them.
+NOT_TEXT_ACTION_IDS = (
+    "MATCH (a:Action) WHERE a.action_id IS NOT NULL AND valueType(a.action_id) <> 'STRING' "
+    "RETURN count(a) AS actions"
+)
+#: How an operator makes every action_id a string (the uniqueness constraint refuses a conversion
+#: that would make two equal ids: those must be renamed first).
+TEXT_FIX = (
+    "MATCH (a:Action) WHERE valueType(a.action_id) IN ['INTEGER', 'FLOAT'] "
+    "SET a.action_id = toString(a.action_id)"
+)
 SHOW_CONSTRAINTS = "SHOW CONSTRAINT INFO"
-RECORD_RULE = "MATCH (m:RecallMeta) SET m.action_ids_unique = $unique RETURN count(m) AS metas"
+RECORD_RULE = (
+    "MATCH (m:RecallMeta) SET m.action_ids_unique = $unique, m.action_ids_text = $text "
+    "RETURN count(m) AS metas"
+)
+
+
+def _on_action_ids(row: dict) -> bool:
+    properties = row.get("properties")
+    properties = [properties] if isinstance(properties, str) else list(properties or ())
+    return row.get("label") == "Action" and properties == ["action_id"]
 
 
 def action_ids_enforced(constraints: list[dict]) -> bool:
     """Whether `SHOW CONSTRAINT INFO` rows hold the uniqueness constraint on :Action(action_id)."""
-    for row in constraints:
-        properties = row.get("properties")
-        properties = [properties] if isinstance(properties, str) else list(properties or ())
-        kind = str(row.get("constraint type", "")).lower()
-        if kind == "unique" and row.get("label") == "Action" and properties == ["action_id"]:
-            return True
-    return False
+    return any(str(r.get("constraint type", "")).lower() == "unique" and _on_action_ids(r)
+               for r in constraints)
+
+
+def action_ids_typed_text(constraints: list[dict]) -> bool:
+    """Whether `SHOW CONSTRAINT INFO` rows hold `IS TYPED STRING` on :Action(action_id) (Memgraph lists
+    it as constraint type "data_type", data_type "STRING")."""
+    return any(
+        str(r.get("constraint type", "")).lower() == "data_type"
+        and str(r.get("data_type", "")).upper() == "STRING"
+        and _on_action_ids(r)
+        for r in constraints
+    )
 
 
 #: `setup --new-token`: a database copied from another (a restored snapshot) gets a token of its own.

@@ -50,12 +50,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from . import schema as s
-from .databases import Database, DatabaseKey, Databases, unique_rule
+from .databases import Database, DatabaseKey, Databases, recorded_rule
 from .directory import Directory
 from .environment import env_number
 from .kinds import ENTITY, FACT, TURN
 from .layered import Layered
 from .ownership import (
+    Attribution,
     Candidates,
     OwnedGraph,
     admit_actions,
@@ -88,13 +89,19 @@ DEFAULT_MAX_AGE = 60.0
 #: Awaited vectors looked for per call (see `pickup`).
 PICKUP_LIMIT = 2000
 
-#: (database key, User vertex id, user_id, model, dimension, whether entities and facts are attributed)
-CacheKey = tuple[DatabaseKey, int, str | None, str, int | None, bool]
+#: (database key, User vertex id, user_id, model, dimension, how entities and facts are attributed)
+CacheKey = tuple[DatabaseKey, int, str | None, str, int | None, Attribution]
 
 #: Why entities and facts are not collected (`Place.attribute_off`).
 NOT_UNIQUE = (
     "action_ids are not known to be unique in this database, so no fact or entity can be told to be "
     "this user's; run memgraph-recall setup (it creates the uniqueness constraint on :Action(action_id))"
+)
+ATTRIBUTED = "facts and entities attributed"
+#: What a database that does not type its action_ids loses (`ownership.attributes`).
+NOT_TYPED = (
+    "not through action_ids that read as integers (another user's integer id cited as text looks the "
+    "same): memgraph-recall setup adds IS TYPED STRING on :Action(action_id), after which they are"
 )
 NO_META = "this database has no :RecallMeta, so recall cannot tell whether action_ids are unique; " + (
     "run memgraph-recall setup"
@@ -140,7 +147,7 @@ class Place:
 
     database: Database | None
     directory: Directory | None
-    attribute: bool
+    attribute: Attribution
     attribute_off: str | None = None  # why not, for the rendered header and recall.status
 
     @property
@@ -160,7 +167,7 @@ class Entry:
     actions: Mapping[str, int]  # owned action_id -> its Action vertex id (what facts cite)
     owned_actions: Mapping[int, tuple[str, str | None]]  # owned Action vertex id -> (action_id, session)
     numeric: frozenset[str]  # action ids some owned Action stores as an integer (never attribute)
-    attribute: bool  # entities and facts were collected (the place's rule when built)
+    attribute: Attribution  # how entities and facts were collected (the place's rule when built)
     built_at: float  # when the user was last read in full (every holder, turn, fact and entity)
     nbytes: int = 0
     pickup_at: int = field(default=0, compare=False)
@@ -261,11 +268,12 @@ class RecallCache:
         self._forget_evicted()
         if db is None:
             self._count("unidentified")
+        rule = recorded_rule(metas)
         if self.settings.unique_action_ids:
-            return Place(db, directory, True)
-        if unique_rule(metas):
-            return Place(db, directory, True)
-        return Place(db, directory, False, NOT_UNIQUE if db is not None else NO_META)
+            rule = max(rule, Attribution.UNIQUE)
+        if rule:
+            return Place(db, directory, rule)
+        return Place(db, directory, rule, NOT_UNIQUE if db is not None else NO_META)
 
     def _directory(self, db: Database, graph: LiveGraph) -> Directory:
         with db.lock:
@@ -593,13 +601,17 @@ class RecallCache:
         return rows + self._database_rows(place)
 
     def _database_rows(self, place: Place | None) -> list[dict[str, Any]]:
-        if self.settings.unique_action_ids:
-            rule = "unique, the operator's word (RECALL_ACTION_IDS_UNIQUE): facts and entities attributed"
-        elif place is not None and place.attribute:
-            rule = "unique, enforced by Memgraph (recorded by setup): facts and entities attributed"
+        attribute = Attribution.OFF if place is None else place.attribute
+        if attribute == Attribution.TYPED:
+            rule = "unique and typed STRING, enforced by Memgraph (recorded by setup): " + ATTRIBUTED
+        elif attribute:
+            rule = (
+                "unique, the operator's word (RECALL_ACTION_IDS_UNIQUE)" if self.settings.unique_action_ids
+                else "unique, enforced by Memgraph (recorded by setup)"
+            ) + f": {ATTRIBUTED}; {NOT_TYPED}"
         else:
             rule = "not known unique: " + (place.attribute_off if place is not None else NOT_UNIQUE)
-        rows = [_row("database", "collision_rule", int(place is not None and place.attribute), rule)]
+        rows = [_row("database", "collision_rule", int(bool(attribute)), rule)]
         known = sum(1 for _ in self.databases)
         if place is None or place.database is None:
             detail = "not identified: no :RecallMeta node (run memgraph-recall setup); nothing is kept"

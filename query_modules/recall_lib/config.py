@@ -48,7 +48,7 @@ class RecallConfig:
     user_fact_types: int = 2
     user_facts_k: int = 30
     turn_chars: int = 1500
-    turns_budget: int = 24
+    turns_budget: int = 24  # the cap on TURN rows; see `default_turns_budget`
     fusion_k: int = 5
     fusion_depth: int = 300
     speaker_boost: float = 1.0
@@ -64,7 +64,7 @@ class RecallConfig:
     query_instruction: str | None = None
     query_vector: tuple[float, ...] | None = None
     explain: bool = False
-    max_chars: int | None = None
+    max_chars: int | None = 8000  # the render's character budget (None: off, given as 0)
     min_score: float | None = None
     since: datetime | None = None
     until: datetime | None = None
@@ -110,8 +110,10 @@ def parse_config(config: Mapping, procedure: str, ceilings: Ceilings = DEFAULT_C
         cap = ceilings.of_key(key)
         if cap is not None and key not in values and getattr(RecallConfig, key) > cap[0]:
             values[key] = cap[0]
+    if values.get("max_chars") == 0:
+        values["max_chars"] = None  # 0: no character budget, the rows alone
     if procedure in _QUERYING and "turns_budget" not in values:
-        budget = _budget_of_widths(replace(RecallConfig(), **values))
+        budget = default_turns_budget(replace(RecallConfig(), **values), procedure, config)
         values["turns_budget"] = min(budget, ceilings.rows)
     parsed = replace(RecallConfig(), **values)
     if parsed.since is not None and parsed.until is not None and parsed.since > parsed.until:
@@ -129,12 +131,25 @@ def _within_ceiling(key: str, value: object, ceilings: Ceilings) -> object:
     return value
 
 
-def _budget_of_widths(cfg: RecallConfig) -> int:
-    """The TURN rows when `turns_budget` is not given: the widths of the turn lanes that run.
+#: The cap on TURN rows when a character budget decides how many are shown (`default_turns_budget`):
+#: room for 8,000 characters of short messages (~60 a texting history) without ranking hundreds.
+CHAR_BUDGET_ROWS = 100
 
-    So configs written for per-lane widths keep their meaning (`lanes: ["turns"], turns_k: 1` shows one
-    turn), and the defaults (8 + 8 + 8) give the default budget.
+
+def default_turns_budget(cfg: RecallConfig, procedure: str, given: Mapping) -> int:
+    """The cap on TURN rows when `turns_budget` is not given. A render under a character budget shows
+    what fits, up to `CHAR_BUDGET_ROWS`; otherwise (no budget, `recall.lanes`, or lane widths given)
+    the widths of the turn lanes that run, so configs written for per-lane widths keep their meaning
+    (`lanes: ["turns"], turns_k: 1` shows one turn) and the defaults (8 + 8 + 8) give 24.
     """
+    widths_given = any(given.get(key) is not None for key in ("text_k", "turns_k", "fact_turns_k"))
+    if procedure == "render" and cfg.max_chars is not None and not widths_given:
+        return CHAR_BUDGET_ROWS
+    return _budget_of_widths(cfg)
+
+
+def _budget_of_widths(cfg: RecallConfig) -> int:
+    """The widths of the turn lanes that run."""
     lanes = set(cfg.lanes)
     return (
         (cfg.text_k if "text" in lanes else 0)
@@ -297,7 +312,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "query_instruction": (_string, _QUERYING),
     "query_vector": (_vector, _QUERYING),
     "explain": (_boolean, ("render",)),
-    "max_chars": (_positive, ("render",)),
+    "max_chars": (_count, ("render",)),
     "min_score": (_number, _QUERYING),
     "since": (_since, _QUERYING),
     "until": (_until, _QUERYING),

@@ -16,9 +16,10 @@ graph (a database's `Directory`, its users' cache entries) is filed under the da
 - **A database with no RecallMeta cannot be told apart from another**: calls there keep nothing
   between calls (each builds the user afresh). Slower, never wrong.
 
-The RecallMeta also carries the collision rule's evidence (`unique_rule`): `action_ids_unique`, which
-setup writes once Memgraph enforces a uniqueness constraint on `(:Action) action_id`. It is read from
-the live vertex on every call, never remembered.
+The RecallMeta also carries the collision rule's evidence (`recorded_rule`): `action_ids_unique`, which
+setup writes once Memgraph enforces a uniqueness constraint on `(:Action) action_id`, and
+`action_ids_text`, once it also enforces `IS TYPED STRING` there. It is read from the live vertex on
+every call, never remembered.
 
 Trust: a token names one database only while no other database holds a RecallMeta with the same token.
 Copying a database (a snapshot restored into another one) copies its token: give the copy its own
@@ -36,7 +37,7 @@ from typing import Any
 
 from . import schema as s
 from .directory import Directory
-from .ownership import has_label
+from .ownership import Attribution, has_label
 
 #: Most databases kept (least recently used dropped first, with their directories and entries).
 MAX_DATABASES = 256
@@ -64,10 +65,15 @@ def meta_token(vertex: Any) -> str | None:
     return token if isinstance(token, str) and token else None
 
 
-def unique_rule(metas: Sequence[Any]) -> bool:
-    """Whether the live RecallMeta vertices of this call's database record that Memgraph enforces
-    unique action_ids (every one of them, and at least one)."""
-    return bool(metas) and all(meta.properties.get(s.ACTION_IDS_UNIQUE) is True for meta in metas)
+def recorded_rule(metas: Sequence[Any]) -> Attribution:
+    """What the live RecallMeta vertices of this call's database record that Memgraph enforces on
+    :Action(action_id) (every one of them, and at least one): uniqueness (`UNIQUE`), and with it the
+    `IS TYPED STRING` constraint (`TYPED`); else `OFF`."""
+    if not metas or not all(meta.properties.get(s.ACTION_IDS_UNIQUE) is True for meta in metas):
+        return Attribution.OFF
+    if all(meta.properties.get(s.ACTION_IDS_TEXT) is True for meta in metas):
+        return Attribution.TYPED
+    return Attribution.UNIQUE
 
 
 class Databases:

@@ -6,19 +6,17 @@ item's position in the snapshot (turns are in time order), so the same question 
 """
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from datetime import date
+from dataclasses import dataclass, replace
 from itertools import islice
 
 import numpy as np
 
 from .config import RecallConfig
+from .day_windows import DayWindow, history_windows
 from .distinct import first_positions
 from .kinds import ENTITY, FACT, NOTE, TURN
-from .occasions import gathers_occasions
-from .question_dates import question_windows
+from .question import Question
 from .ranking import named_participant, rank_turns
-from .roles import asked_role
 from .snapshot import UserSnapshot
 from .textindex import overlap_best, query_terms, tokenize
 from .vector_rows import VectorSet
@@ -72,9 +70,19 @@ class LaneResults:
     hits: dict[str, tuple[Hit, ...]]  # lane -> hits in rank order (lanes that ran only)
     vector_off: str | None  # why the vector lanes did not run, or None
     terms: tuple[str, ...]  # the question's search terms
+    reading: tuple[str, ...] = ()  # what was read from the question, and how its dates were settled
+    left_out: int = 0  # rows a budget fit left out (`showing`)
 
     def of(self, lane: str) -> tuple[Hit, ...]:
         return self.hits.get(lane, ())
+
+    def showing(self, items: set[tuple[str, int]], left_out: int) -> "LaneResults":
+        """These results with the shown hits (`shown`) on `items` only: what a budget fit kept."""
+        hits = {
+            lane: found if lane in TURN_LANES else tuple(h for h in found if (h.kind, h.index) in items)
+            for lane, found in self.hits.items()
+        }
+        return replace(self, hits=hits, left_out=left_out)
 
     def shown(self) -> Iterator[Hit]:
         """The hits that become rendered rows: turns through the fused ranking only (the turn lanes'
@@ -146,12 +154,11 @@ FEEDBACK_WEIGHT = 1.0
 
 def run_lanes(
     snapshot: UserSnapshot,
-    question: str,
+    question: Question,
     query: np.ndarray | None,
     settings: RecallConfig,
     embed_types: Callable[[Sequence[str]], np.ndarray],
     vector_off: str | None,
-    today: date | None = None,
     abort: Callable[[], None] = _no_abort,
 ) -> LaneResults:
     """All lanes `settings.lanes` names; vector lanes only when `vector_off` is None and `query` given.
@@ -160,13 +167,13 @@ def run_lanes(
     first `text_k` / `turns_k` / `fact_turns_k`, and the TURN rows are the `fused` lane: the best
     `turns_budget` turns of all of them together (see `ranking`).
     """
-    speaker, name_words = named_participant(question, snapshot.participants)
-    terms = tuple(query_terms(question, snapshot.text_index))
+    speaker, name_words = named_participant(question.tokens, snapshot.participants)
+    terms = tuple(query_terms(question.tokens, snapshot.text_index))
     if settings.speaker_boost and name_words and set(terms) - name_words:
         terms = tuple(t for t in terms if t not in name_words)
     turn_ok = turn_mask(snapshot, settings)
     fact_ok = fact_mask(snapshot, settings)
-    gathers = gathers_occasions(question)
+    gathers = question.gathers
     vectors_on = vector_off is None and query is not None
     wanted = set(settings.lanes)
     depth = settings.fusion_depth
@@ -211,10 +218,11 @@ def run_lanes(
                 _turn_hit(snapshot, lane, rank, candidates[lane].at(rank - 1), terms)
                 for rank in range(1, shown + 1)
             )
+    windows, date_notes = history_windows(question.dates, snapshot.turn_facts.epoch)
     hits["fused"] = fused_turns(
-        snapshot, candidates, turn_ok, settings, speaker, question, today, terms, gathers, abort
+        snapshot, candidates, turn_ok, settings, speaker, question, windows, terms, abort
     )
-    return LaneResults(hits, vector_off, terms)
+    return LaneResults(hits, vector_off, terms, (*question.described(), *date_notes))
 
 
 # -- turn rows -------------------------------------------------------------------------------------
@@ -224,19 +232,17 @@ def fused_turns(
     turn_ok: np.ndarray,
     settings: RecallConfig,
     speaker: str | None,
-    question: str,
-    today: date | None,
+    question: Question,
+    windows: Sequence[DayWindow],
     terms: Sequence[str],
-    gathers: bool,
     abort: Callable[[], None] = _no_abort,
 ) -> tuple[Hit, ...]:
     """The `fused` lane: the TURN rows, the best `turns_budget` turns of all turn lanes and signals;
-    `gathers`: the question gathers several occasions (`occasions.gathers_occasions`).
+    `windows`: the days the question names, as the history settles them (`day_windows`).
 
     Each hit's `via` says what put it there (lane ranks and lifts, for `explain`); its passage is the one
     a lane found it at (the vector lane's passage first, then the fact's sentence, then the words).
     """
-    windows = question_windows(question, today) if settings.date_boost else ()
     votes = {  # a turn at cosine <= 0 was not found at all (a vector lane's scores fall: a prefix)
         lane: found.turns[found.scores > 0] if lane in VECTOR_TURN_LANES else found.turns
         for lane, found in candidates.items()
@@ -248,9 +254,9 @@ def fused_turns(
         settings.ranking,
         settings.turns_budget,
         speaker if settings.speaker_boost else None,
-        windows,
-        asked_role(question) if settings.role_boost else None,
-        gathers,
+        windows if settings.date_boost else (),
+        question.side if settings.role_boost else None,
+        question.gathers,
     )
     hits = []
     for count, item in enumerate(ranked):

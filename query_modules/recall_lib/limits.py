@@ -28,6 +28,7 @@ CAPPED_KEYS: Mapping[str, tuple[str, ...]] = {
     "rows": (*WIDTH_KEYS, "turns_budget"),
     "fusion_depth": ("fusion_depth",),
     "turn_chars": ("turn_chars",),
+    "chars": ("max_chars",),
     "embed_limit": ("limit",),
 }
 
@@ -40,6 +41,7 @@ class Ceilings:
     rows: int = 200
     fusion_depth: int = 1000
     turn_chars: int = 20_000
+    chars: int = 200_000  # the character budget of one render (`max_chars`)
     embed_limit: int = 10_000
     holders: int = 100_000  # entries of the fast call shape's signature lists
     problem: str | None = None  # a malformed variable: its default is used and status reports it

@@ -20,8 +20,11 @@ seen every vertex: ids have gaps, commits land out of order). So they are **attr
 database enforces unique action_ids** (`attribute`: the `(:Action) action_id IS UNIQUE` constraint that
 `memgraph-recall setup` creates and records on the RecallMeta, or the operator's word,
 `RECALL_ACTION_IDS_UNIQUE=true`), and then only through string ids on both sides: Memgraph's constraint
-tells `7` from `"7"`, so an integer id could be another user's string one. Elsewhere they are not
-collected at all, and recall says why.
+tells `7` from `"7"`, so an integer id could be another user's string one. A citation is text, and a
+writer who cites its integer id 7 writes `"7"`, which is another user's string id: so text that reads as
+an integer attributes only where Memgraph also holds every action_id to be a string (`IS TYPED STRING`,
+which setup creates and records too; `Attribution.TYPED`). Elsewhere they are not collected at all, and
+recall says why.
 
 Three callers apply the same checks: the full walk down from the User (`collect_owned`), the growth of
 a cached user by new sessions and messages (`expand_sessions` + `admit_actions`), and the upward check
@@ -30,9 +33,11 @@ of a row before it is returned (`Upward`). Works on mgp-like objects (`.id`, `.l
 importing mgp, so it is testable on small fakes.
 """
 
+import re
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import IntEnum
 from itertools import chain, repeat
 from typing import Any, NamedTuple
 
@@ -45,6 +50,33 @@ MAX_SOURCES = 10_000
 
 def _no_abort() -> None:
     return None
+
+
+class Attribution(IntEnum):
+    """How far entities and facts may be attributed through action ids in a database (module docstring).
+    False only when `OFF`, so `if attribute:` still reads "collect them"."""
+
+    OFF = 0  # action_ids not known unique: nothing attributed
+    UNIQUE = 1  # unique: through string ids, but not text that reads as an integer
+    TYPED = 2  # unique, and every action_id a string (IS TYPED STRING): through every string id
+
+
+#: What `int()` reads as an integer (signs, spaces, underscores, any Unicode digit): the text another
+#: Action's integer id can be cited as.
+_INTEGER_TEXT = re.compile(r"\s*[+-]?\d+(?:_\d+)*\s*")
+
+
+def reads_as_integer(action_id: str) -> bool:
+    return _INTEGER_TEXT.fullmatch(action_id) is not None
+
+
+def attributes(action_id: str, stored_as_integer: Container[str], attribute: Attribution) -> bool:
+    """Whether a citation of the user's `action_id` (text) attributes to the user: never when some owned
+    Action stores it as an integer, nor, unless every action_id is typed a string, when the text reads
+    as an integer (another user's integer id cited as text)."""
+    if not attribute or action_id in stored_as_integer:
+        return False
+    return attribute == Attribution.TYPED or not reads_as_integer(action_id)
 
 
 def labels_of(vertex: Any) -> frozenset[str]:
@@ -280,7 +312,7 @@ class OwnedGraph:
     in_edge_ids: dict[int, tuple[int, ...]] = field(default_factory=dict)  # holders, as their checks read
     skipped: Counter = field(default_factory=Counter)  # rule -> how many it turned away
 
-    attribute: bool = False  # entities and facts may be attributed through action ids (module docstring)
+    attribute: Attribution = Attribution.OFF  # how entities and facts are attributed (module docstring)
     watched: set[int] = field(default_factory=set)  # Sessions and Agents reached but turned away
 
     @property
@@ -289,11 +321,11 @@ class OwnedGraph:
 
     @property
     def attributing_ids(self) -> frozenset[str]:
-        """The action ids entities and facts are attributed through: none unless `attribute`, and
-        never one some owned Action stores as an integer."""
+        """The action ids entities and facts are attributed through (`attributes`)."""
         if not self.attribute:
             return frozenset()
-        return frozenset(self.actions.action_ids) - self.actions.numeric
+        numeric, attribute = self.actions.numeric, self.attribute
+        return frozenset(i for i in set(self.actions.action_ids) if attributes(i, numeric, attribute))
 
 
 class Candidates:
@@ -540,15 +572,15 @@ def owned_ontologies(user: Any) -> list[Any]:
 
 def collect_owned(
     user: Any,
-    attribute: bool,
+    attribute: Attribution,
     lookup: Callable[[int], Any],
     abort: Callable[[], None] = _no_abort,
     visit: ActionVisit | None = None,
     user_out: Iterable[tuple[Any, int]] | None = None,
 ) -> OwnedGraph:
     """Everything `user` (a User vertex) owns, by the rules in the module docstring; `lookup` gives a
-    vertex of the calling transaction by id. `attribute`: entities and facts are collected (action ids
-    are unique in this database). Each Action is read once (`visit`: a build's reader). `user_out`: the
+    vertex of the calling transaction by id. `attribute`: how entities and facts are collected
+    (`Attribution`; none when OFF). Each Action is read once (`visit`: a build's reader). `user_out`: the
     User's out-edges and ids as this call already read them (`structure.Removal`)."""
     owned = OwnedGraph(user, lookup, attribute=attribute)
     sessions = {}

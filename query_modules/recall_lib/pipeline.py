@@ -5,7 +5,7 @@ this returns into records (MAGE's split: logic in the helper package, glue in th
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -17,6 +17,9 @@ from .config import LANES, RecallConfig
 from .kinds import ENTITY, NOTE, TURN
 from .lanes import DERIVED, VECTOR_LANES, LaneResults, run_lanes
 from .models import ModelRegistry, ModelState
+from .question import Question, read_question
+from .render import RenderContext, fit_budget, render
+from .rows import merge_rows
 from .snapshot import UserSnapshot, empty_snapshot
 from .vector_rows import unit_query
 from .verify import Verifier, hit_items, without_items
@@ -27,6 +30,7 @@ class Recall:
     snapshot: UserSnapshot
     results: LaneResults
     model: str
+    question: Question
     facts_off: str | None = None  # why entities and facts were not collected here (`cache.Place`)
 
 
@@ -83,12 +87,14 @@ def recall(
     question: str,
     cfg: RecallConfig,
     today: date | None = None,
-    shown_only: bool = False,
+    choose: Callable[[Recall], LaneResults] | None = None,
 ) -> Recall:
     """The lanes for one user and question over the cached snapshot, every hit verified against the live
-    graph (`shown_only`: the hits `render` shows; `recall.lanes` returns them all). A hit that fails
-    means a stale snapshot: the user is built afresh and the lanes run again; should a hit fail even
-    then (a write between the two), it is dropped."""
+    graph (`choose`: picks the hits a render shows, before they are verified; without it every hit is,
+    as `recall.lanes` returns them all). A hit that fails means a stale snapshot: the user is built
+    afresh and the lanes run again; should a hit fail even then (a write between the two), it is
+    dropped. The question is read here, once (`question`)."""
+    asked = read_question(question, today)
     model = models.check_name(cfg.embedding_model)
     state = models.state(model)
     if cfg.query_vector is not None and state.loaded:
@@ -104,20 +110,26 @@ def recall(
                 query.append(question_vector(models, question, cfg, model, state.dimension))
             vector = query[0]
         embed_types: Callable = lambda texts: models.embed_labels(texts, model)  # noqa: E731
-        return run_lanes(snapshot, question, vector, cfg, embed_types, vector_off, today, live.abort)
+        return run_lanes(snapshot, asked, vector, cfg, embed_types, vector_off, live.abort)
 
     if vertex is None:
         snapshot = empty_snapshot(-1, ref.user_id, model, state.dimension)
-        return Recall(snapshot, lanes_over(snapshot), model, place.attribute_off)
+        found = Recall(snapshot, lanes_over(snapshot), model, asked, place.attribute_off)
+        return found if choose is None else replace(found, results=choose(found))
     for fresh in (False, True):
         entry = cache.entry(place, live, vertex, model, state.dimension, fresh, ref.signature)
         results = lanes_over(entry.snapshot)
-        verifier = Verifier(entry.snapshot, entry.actions, entry.numeric, vertex, live.vertex)
-        failing = verifier.failing(hit_items(results, shown_only, cfg.explain), live.abort)
+        if choose is not None:
+            results = choose(Recall(entry.snapshot, results, model, asked, place.attribute_off))
+        verifier = Verifier(
+            entry.snapshot, entry.actions, entry.numeric, entry.attribute, vertex, live.vertex
+        )
+        items = hit_items(results, choose is not None, cfg.explain)
+        failing = verifier.failing(items, live.abort)
         if not failing:
             break
     results = without_items(results, failing) if failing else results
-    return Recall(entry.snapshot, results, model, place.attribute_off)
+    return Recall(entry.snapshot, results, model, asked, place.attribute_off)
 
 
 def lane_rows(found: Recall) -> list[LaneRow]:
@@ -149,3 +161,45 @@ def lane_rows(found: Recall) -> list[LaneRow]:
                 LaneRow(lane, hit.rank, float(hit.score), vertex_id, fact_edge, key, turn, passage, text)
             )
     return rows
+
+
+def render_recall(
+    live: LiveGraph,
+    cache: RecallCache,
+    models: ModelRegistry,
+    ref: UserRef,
+    question: str,
+    cfg: RecallConfig,
+    today: date | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """`recall.render`: the rows that fit the budget are chosen first, then only they are verified (so a
+    budget that shows 40 of 100 ranked turns reads 40 back), then rendered."""
+
+    def choose(found: Recall) -> LaneResults:
+        rows = merge_rows(found.snapshot, found.results)
+        fit = fit_budget(found.snapshot, rows, render_context(found, cfg), live.abort)
+        items = fit.items()
+        return found.results.showing(items, len(rows) - len(items))
+
+    found = recall(live, cache, models, ref, question, cfg, today, choose)
+    rows = merge_rows(found.snapshot, found.results)
+    return render(found.snapshot, rows, render_context(found, cfg), live.abort)
+
+
+def render_context(found: Recall, cfg: RecallConfig) -> RenderContext:
+    """What the rendered header states besides the rows."""
+    snapshot, results = found.snapshot, found.results
+    return RenderContext(
+        question=found.question.text,
+        today=found.question.today,
+        vector_off=results.vector_off,
+        model=found.model,
+        messages=len(snapshot.turns),
+        messages_without_vectors=snapshot.turns_without_vectors,
+        turn_chars=cfg.turn_chars,
+        explain=cfg.explain,
+        max_chars=cfg.max_chars,
+        facts_off=found.facts_off,
+        reading=results.reading,
+        left_out=results.left_out,
+    )

@@ -10,7 +10,7 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                x (1 + speaker_boost)  when t's speaker is the one participant the question names
                x (1 + date_boost)     when t was said within a day of a date the question names
                x (1 + role_boost)     when t is on the side of the conversation the question asks
-                                      about (`roles.asked_role`: the user's turns for "I", "my")
+                                      about (`question.Question.side`: the user's turns for "I", "my")
     score(t) = base(t)
                + session_boost   x (sum of the SESSION_TOP best bases in t's session)   if a lane found t
                + neighbour_boost x (the best base among turns up to NEIGHBOUR_REACH places
@@ -22,7 +22,8 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                                  when t opens its session on the side the question asks
     final(t) = score(t) / (1 + session_spread x (turns of t's session scored above t))
                                       when the question gathers several occasions ("how many",
-                                      "in total", "the order of": `occasions`), else score(t)
+                                      "in total", "the order of": `question.Question.gathers`),
+                                      else score(t)
 
 Each signal is a function below with the reason it exists. A turn lifted only by a neighbour passes
 the same filters as any candidate (`allowed`); the caller verifies every shown row against the graph.
@@ -33,16 +34,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .day_windows import DayWindow, in_windows
 from .distinct import distinct, distinct_max, distinct_with_inverse
-from .question_dates import DayWindow
-from .textindex import tokenize
 
 #: How many of a session's best-scored turns its coherence bonus sums.
 SESSION_TOP = 3
 #: How far (turns before or after, in the same session) a strong hit lends part of its score.
 NEIGHBOUR_REACH = 2
-#: A date window is widened by this many days on each side ("within a day of it").
-DATE_SLACK_DAYS = 1
 #: Signals that lift one side of the conversation (a named speaker, the asked role): not inherited by
 #: neighbours, which are mostly the other side's turns.
 SIDE_SIGNALS = frozenset({"speaker", "role"})
@@ -161,9 +159,10 @@ def opener_lift(
 
 
 def named_participant(
-    question: str, participants: Mapping[str, tuple[str, ...]]
+    tokens: Sequence[str], participants: Mapping[str, tuple[str, ...]]
 ) -> tuple[str | None, set[str]]:
-    """The one speaker the question names (None when it names none or several), and the words of all named.
+    """The one speaker the question's `tokens` name (None when they name none or several), and the words
+    of all named.
 
     Why: a question about what one person said or did ("When did Caroline go to the support group?")
     is answered by that person's own turns, which rarely contain their own name, while the other
@@ -171,23 +170,14 @@ def named_participant(
     may name the wrong person) and participants' names are not searched as words. `participants` maps
     each of this user's speaker names to its tokens, so only this user's own speakers can match.
     """
-    words = tokenize(question)
+    words = tuple(tokens)
     named = [
         name
-        for name, tokens in participants.items()
-        if tokens and any(tuple(words[i : i + len(tokens)]) == tokens for i in range(len(words)))
+        for name, name_tokens in participants.items()
+        if name_tokens and any(words[i : i + len(name_tokens)] == name_tokens for i in range(len(words)))
     ]
     name_words = {word for name in named for word in participants[name]}
     return (named[0] if len(named) == 1 else None), name_words
-
-
-def in_windows(epoch: np.ndarray, windows: Sequence[DayWindow]) -> np.ndarray:
-    """Which of the times lie within `DATE_SLACK_DAYS` of any window (NaN never does)."""
-    inside = np.zeros(len(epoch), dtype=bool)
-    for window in windows:
-        wide = window.widened(DATE_SLACK_DAYS)
-        inside |= (epoch >= wide.start) & (epoch < wide.end)
-    return inside
 
 
 def fuse(lanes: Mapping[str, Sequence[int]], fusion_k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -289,7 +279,7 @@ def rank_turns(
     gathers: bool = False,
 ) -> list[RankedTurn]:
     """The `budget` best turns by the fused score; `lanes` maps each turn lane to its turns, best first;
-    `gathers`: the question gathers several occasions (`occasions.gathers_occasions`)."""
+    `gathers`: the question gathers several occasions (`question.Question.gathers`)."""
     if budget <= 0:
         return []
     candidates, base = fuse(lanes, weights.fusion_k)

@@ -49,6 +49,8 @@ class RenderContext:
     explain: bool
     max_chars: int | None
     facts_off: str | None = None  # why no entity or fact could be attributed here (an operator's matter)
+    reading: tuple[str, ...] = ()  # what was read from the question (`LaneResults.reading`), for explain
+    left_out: int = 0  # rows a fit before verification left out already (`pipeline.render_recall`)
 
 
 def one_line(text: str) -> str:
@@ -143,6 +145,8 @@ def header_lines(ctx: RenderContext, with_notes: bool, dropped: int) -> list[str
         )
     if dropped:
         lines.append(f"{dropped} lower-ranked rows were left out to stay within max_chars={ctx.max_chars}.")
+    if ctx.explain and ctx.reading:
+        lines.append("Read from the question: " + "; ".join(ctx.reading) + ".")
     lines.append("Rows:")
     return lines
 
@@ -163,59 +167,105 @@ def header_minimum(ctx: RenderContext, rows: int) -> int:
         minimum = length
 
 
+#: Below this many characters left no row fits (the shortest is "TURN [session s, speaker]: ..."):
+#: the fit stops looking.
+SHORTEST_ROW = 32
+#: The most other times a repeated text's row lists.
+REPEATS_LISTED = 5
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The rows a render shows, in display order, with their lines, and for each the rows of the same
+    text it stands for (`repeats`: a message said again word for word is shown once)."""
+
+    rows: list[Row]
+    lines: list[str]
+    repeats: list[list[Row]]
+
+    def items(self) -> set[tuple[str, int]]:
+        """Every item the lines show, the repeats named in them included."""
+        return {(row.kind, row.index) for rows in (self.rows, *self.repeats) for row in rows}
+
+
+def _repeated(snapshot: UserSnapshot, row: Row) -> tuple[str, str] | None:
+    """What makes two TURN rows the same message: its speaker and its whole text."""
+    if row.kind != TURN:
+        return None
+    turn = snapshot.turns[row.index]
+    return turn.speaker, turn.text
+
+
+def _with_repeats(line: str, snapshot: UserSnapshot, repeats: Sequence[Row]) -> str:
+    """A TURN line that stands for the same text said at other times too: how often, and when."""
+    if not repeats:
+        return line
+    when = [snapshot.turns[r.index].timestamp for r in repeats[:REPEATS_LISTED]]
+    listed = ", ".join(format_minute(w) if w is not None else "?" for w in when)
+    more = ", ..." if len(repeats) > REPEATS_LISTED else ""
+    return f"{line} (said {len(repeats) + 1} times; also {listed}{more})"
+
+
 def fit_budget(
     snapshot: UserSnapshot, rows: list[Row], ctx: RenderContext, abort: Callable[[], None] = lambda: None
-) -> tuple[list[Row], list[str]]:
-    """The rows that fit `max_chars` (lowest-ranked dropped first) and their lines, in display order.
+) -> Fit:
+    """The rows that fit `max_chars`, in display order.
 
-    Linear in the rows: the kept lines' length is kept as a running sum while rows are dropped, and
-    only the header (a few lines, which says how many were dropped) is measured again each time.
-    A `max_chars` below what the header alone needs is an error naming it and that minimum.
+    Rows are taken best first (`Row.priority`) while they fit; one that does not is left out and the
+    next one tried, so a long row does not shut out the shorter ones below it. A TURN row whose message
+    was already taken word for word (same speaker and text) costs only a note on that row. Linear in
+    the rows: each line is made once, and only until the budget is spent; the header is measured once,
+    with the largest "left out" line it can need (so what is kept always fits whatever is left out). A
+    `max_chars` below what the header alone needs is an error naming it and that minimum.
     """
-    lines = []
-    for i, row in enumerate(rows):
-        if i % 256 == 0:
-            abort()
-        lines.append(row_line(snapshot, row, ctx))
-    if ctx.max_chars is None:
-        return rows, lines
-    minimum = header_minimum(ctx, len(rows))
-    if ctx.max_chars < minimum:
-        raise ValueError(
-            f"config['max_chars'] must be at least {minimum} here (the header alone), got {ctx.max_chars}"
-        )
-    keep = [True] * len(rows)
-    notes = sum(1 for row in rows if row.kind == NOTE)
-    body = _text_length(lines) if lines else len(NOTHING)
-    dropped = 0
-
-    def total() -> int:
-        head = _text_length(header_lines(ctx, notes > 0, dropped))
-        return head + 1 + body if body else head
-
-    for count, i in enumerate(sorted(range(len(rows)), key=lambda i: rows[i].priority, reverse=True)):
+    room = None
+    if ctx.max_chars is not None:
+        minimum = header_minimum(ctx, len(rows) + ctx.left_out)
+        if ctx.max_chars < minimum:
+            raise ValueError(
+                f"config['max_chars'] must be at least {minimum} here (the header alone), got {ctx.max_chars}"
+            )
+        notes = any(row.kind == NOTE for row in rows)
+        room = ctx.max_chars - _text_length(header_lines(ctx, notes, len(rows) + ctx.left_out)) - 1
+    lines: dict[int, str] = {}  # kept row -> its line (without repeats)
+    repeats: dict[int, list[Row]] = {}
+    first_of: dict[tuple[str, str], int] = {}
+    used = 0
+    for count, i in enumerate(sorted(range(len(rows)), key=lambda i: rows[i].priority)):
         if count % 256 == 0:
             abort()
-        if total() <= ctx.max_chars:
+        if room is not None and room - used < SHORTEST_ROW:
             break
-        keep[i] = False
-        dropped += 1
-        notes -= rows[i].kind == NOTE
-        body -= len(lines[i]) + (1 if dropped < len(rows) else 0)
-    return [r for r, k in zip(rows, keep, strict=True) if k], [
-        ln for ln, k in zip(lines, keep, strict=True) if k
-    ]
+        same = _repeated(snapshot, rows[i])
+        if same in first_of:
+            kept = first_of[same]
+            before = _with_repeats(lines[kept], snapshot, repeats[kept])
+            after = _with_repeats(lines[kept], snapshot, [*repeats[kept], rows[i]])
+            if room is None or used + len(after) - len(before) <= room:
+                repeats[kept].append(rows[i])
+                used += len(after) - len(before)
+            continue
+        line = row_line(snapshot, rows[i], ctx)
+        cost = len(line) + (1 if lines else 0)
+        if room is None or used + cost <= room:
+            lines[i], repeats[i] = line, []
+            used += cost
+            if same is not None:
+                first_of[same] = i
+    chosen = sorted(lines)
+    shown = [_with_repeats(lines[i], snapshot, repeats[i]) for i in chosen]
+    return Fit([rows[i] for i in chosen], shown, [repeats[i] for i in chosen])
 
 
 def render(
     snapshot: UserSnapshot, rows: list[Row], ctx: RenderContext, abort: Callable[[], None] = lambda: None
 ) -> tuple[str, dict[str, Any]]:
     """The text and the `recalled` map for `rows` (already merged and in display order)."""
-    kept, lines = fit_budget(snapshot, rows, ctx, abort)
-    dropped = len(rows) - len(kept)
-    head = header_lines(ctx, any(r.kind == NOTE for r in kept), dropped)
-    body = lines or ([] if dropped else [NOTHING])
-    return "\n".join(head + body), recalled_map(snapshot, kept, ctx, dropped)
+    fit = fit_budget(snapshot, rows, ctx, abort)
+    dropped = len(rows) - len(fit.rows) - sum(map(len, fit.repeats)) + ctx.left_out
+    head = header_lines(ctx, any(r.kind == NOTE for r in fit.rows), dropped)
+    body = fit.lines or ([] if dropped else [NOTHING])
+    return "\n".join(head + body), recalled_map(snapshot, fit, ctx, dropped)
 
 
 def _iso(moment: Any) -> str | None:
@@ -237,10 +287,11 @@ def _explained(item: dict[str, Any], row: Row) -> None:
     item["fused"] = {"rank": fused.rank, "score": float(fused.score), "lifts": list(fused.lifts)}
 
 
-def recalled_map(snapshot: UserSnapshot, rows: list[Row], ctx: RenderContext, dropped: int) -> dict[str, Any]:
-    """The upstream `to_json()` shape, plain Python values only; per-row lanes when `explain`."""
+def recalled_map(snapshot: UserSnapshot, fit: Fit, ctx: RenderContext, dropped: int) -> dict[str, Any]:
+    """The upstream `to_json()` shape, plain Python values only; per-row lanes when `explain`; a turn
+    shown once for several identical messages lists the others' action ids as `repeats`."""
     turns, facts, notes = [], [], []
-    for row in rows:
+    for row, repeats in zip(fit.rows, fit.repeats, strict=True):
         if row.kind == TURN:
             turn = snapshot.turns[row.index]
             partial = len(turn.text) > ctx.turn_chars and bool(row.passages)
@@ -252,6 +303,8 @@ def recalled_map(snapshot: UserSnapshot, rows: list[Row], ctx: RenderContext, dr
                 "text": turn.text,
                 "passages": [turn.passages[p] for p in row.passages] if partial else [],
             }
+            if repeats:
+                item["repeats"] = [snapshot.turns[r.index].action_id for r in repeats]
             turns.append(item)
         elif row.kind == FACT:
             fact = snapshot.facts[row.index]

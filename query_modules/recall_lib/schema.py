@@ -70,6 +70,8 @@ POOL = "pool"
 TOKEN = "token"  # a RecallMeta's database token
 #: On a RecallMeta: `true` once `memgraph-recall setup` saw Memgraph enforce unique action_ids there.
 ACTION_IDS_UNIQUE = "action_ids_unique"
+#: On a RecallMeta: `true` once setup saw Memgraph enforce `IS TYPED STRING` on :Action(action_id) there.
+ACTION_IDS_TEXT = "action_ids_text"
 HASH = "hash"  # a Chunk's content address
 CHUNK_HASH = "chunk"  # on a fact edge: the hash of the Chunk it was read from (upstream's)
 PASSAGE_EMBEDDINGS = "passage_embeddings"

@@ -374,8 +374,9 @@ def _tokenize_all(docs: Sequence[str]) -> tuple[np.ndarray, np.ndarray, dict[str
     return flat[gather], np.repeat(token_docs, counts), vocabulary
 
 
-def query_terms(question: str, index: BM25Index) -> list[str]:
-    """``question``'s searchable words: its tokens minus stopwords and terms most of the user's texts hold.
+def query_terms(tokens: Sequence[str], index: BM25Index) -> list[str]:
+    """A question's searchable words (``tokens``: its `tokenize` tokens): minus stopwords and terms most
+    of the user's texts hold.
 
     Deduplicated, in question order. A term counts as common when it occurs in
     more than ``COMMON_TERM_SHARE`` of the documents and the index holds at
@@ -383,7 +384,7 @@ def query_terms(question: str, index: BM25Index) -> list[str]:
     such words), the question's tokens that occur in the index are used
     instead, so "who am I?" still finds something.
     """
-    tokens = list(dict.fromkeys(tokenize(question)))
+    tokens = list(dict.fromkeys(tokens))
     large = index.n_docs >= COMMON_TERM_MIN_DOCS
     limit = COMMON_TERM_SHARE * index.n_docs
     kept = [

@@ -10,12 +10,22 @@ pipeline builds the user again and reruns the lanes.
 
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from . import schema as s
 from .kinds import ENTITY, FACT, NOTE, TURN
 from .lanes import LaneResults
-from .ownership import OwnedAction, OwnedFact, Upward, fact_ends, mention_skip, text_id
+from .ownership import (
+    Attribution,
+    OwnedAction,
+    OwnedFact,
+    Upward,
+    attributes,
+    fact_ends,
+    mention_skip,
+    text_id,
+)
 from .reading import fact_of, note_of, turn_of
 from .snapshot import UserSnapshot
 
@@ -31,13 +41,15 @@ class Verifier:
         snapshot: UserSnapshot,
         actions: Mapping[str, int],
         numeric: Container[str],
+        attribute: Attribution,
         user: Any,
         lookup: VertexLookup,
     ) -> None:
         """`actions`: the user's action_id -> Action vertex id (what facts cite); `numeric`: action ids
-        some owned Action stores as an integer, which attribute nothing (`ownership`)."""
+        some owned Action stores as an integer; `attribute`: the rule the entry was built under
+        (`ownership.attributes` decides which ids attribute)."""
         self.snapshot, self.actions, self.user, self.lookup = snapshot, actions, user, lookup
-        self.numeric = numeric
+        self.numeric, self.attribute = numeric, attribute
         self.upward = Upward(user)
         self._sources: dict[str, bool] = {}
         self._edges: dict[tuple[int, str], dict[int, Any]] = {}
@@ -89,7 +101,8 @@ class Verifier:
         """Whether the user's Action holding `action_id` is still theirs and holds it as text (facts and
         mentions cite it; see `ownership` for why only text ids attribute)."""
         if action_id not in self._sources:
-            vertex_id = None if action_id in self.numeric else self.actions.get(action_id)
+            attributing = attributes(action_id, self.numeric, self.attribute)
+            vertex_id = self.actions.get(action_id) if attributing else None
             vertex = None if vertex_id is None else self.lookup(vertex_id)
             self._sources[action_id] = (
                 vertex is not None
@@ -157,4 +170,4 @@ def without_items(results: LaneResults, items: set[tuple[str, int]]) -> LaneResu
         lane: tuple(h for h in lane_hits if (h.kind, h.index) not in items)
         for lane, lane_hits in results.hits.items()
     }
-    return LaneResults(hits, results.vector_off, results.terms)
+    return replace(results, hits=hits)

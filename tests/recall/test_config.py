@@ -8,7 +8,7 @@ from datetime import date, datetime, timezone
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from recall_lib.config import LANES, RecallConfig, parse_config
+from recall_lib.config import CHAR_BUDGET_ROWS, LANES, RecallConfig, parse_config
 from recall_lib.limits import CAPPED_KEYS, Ceilings
 
 UTC = timezone.utc
@@ -28,15 +28,29 @@ COUNT_KEYS = {
 
 def test_defaults_are_the_tables():
     config = parse_config({}, "render")
-    assert config == RecallConfig()
+    assert config == dataclasses.replace(RecallConfig(), turns_budget=CHAR_BUDGET_ROWS)
+    assert parse_config({}, "lanes") == RecallConfig()
     assert config.lanes == ("memories", "turns", "text", "entities", "facts", "user_facts")
     assert {key: getattr(config, key) for key in COUNT_KEYS} == COUNT_KEYS
     assert (config.limit, config.batch_size) == (2000, 32)
     assert config.explain is False
     assert config.exclude_sessions == frozenset()
-    for key in ("embedding_model", "query_instruction", "query_vector", "max_chars", "min_score"):
+    for key in ("embedding_model", "query_instruction", "query_vector", "min_score"):
         assert getattr(config, key) is None
     assert (config.since, config.until, config.user) == (None, None, None)
+
+
+def test_the_default_budget_is_characters_and_rows_cap_it():
+    """A render fits 8,000 characters, up to CHAR_BUDGET_ROWS TURN rows; `max_chars: 0` switches the
+    character budget off, and then (as when lane widths are given) the rows are the widths' sum."""
+    assert (parse_config({}, "render").max_chars, parse_config({}, "render").turns_budget) == (8000, 100)
+    off = parse_config({"max_chars": 0}, "render")
+    assert (off.max_chars, off.turns_budget) == (None, 24)
+    assert parse_config({"turns_k": 1, "lanes": ["turns"]}, "render").turns_budget == 1
+    assert parse_config({"turns_budget": 10}, "render").turns_budget == 10
+    assert parse_config({}, "render", Ceilings(chars=5000)).max_chars == 5000  # a lowered ceiling
+    with pytest.raises(ValueError, match=r"config\['max_chars'\] is 300000, above this server's ceiling"):
+        parse_config({"max_chars": 300_000}, "render")
 
 
 def test_config_is_frozen():
@@ -162,7 +176,7 @@ def test_strings_flags_and_numbers():
         ("explain", 1, "a boolean"),
         ("min_score", math.nan, "a finite number"),
         ("min_score", "0.5", "a finite number"),
-        ("max_chars", 0, "an integer >= 1"),
+        ("max_chars", -1, "an integer >= 0"),
     ]
     for key, bad, expected in cases:
         with pytest.raises(ValueError) as error:
@@ -220,7 +234,8 @@ def test_keys_a_procedure_does_not_use_are_ignored():
 
 
 def test_null_keeps_the_default():
-    assert parse_config({"turns_k": None, "lanes": None, "since": None}, "render") == RecallConfig()
+    assert parse_config({"turns_k": None, "lanes": None, "since": None}, "lanes") == RecallConfig()
+    assert parse_config({"turns_k": None, "max_chars": None}, "render") == parse_config({}, "render")
 
 
 def test_bad_procedure_and_non_map():

@@ -320,7 +320,7 @@ def test_unknown_user_and_user_without_data_are_empty_memories(rt):
             {"embedding_model": "someone/else"},
             "embedding_model: 'someone/else' is not a configured",
         ),
-        (("ana", "q"), {"max_chars": 0}, r"config\['max_chars'\] must be an integer >= 1"),
+        (("ana", "q"), {"max_chars": -1}, r"config\['max_chars'\] must be an integer >= 0"),
     ],
 )
 def test_bad_input_is_an_error_naming_the_argument(rt, args, config, message):

@@ -30,7 +30,7 @@ TURN [session g-s2, 2024-06-10T18:00, Gina]: Mochi needs her vaccine next Tuesda
 )
 
 GOLDEN_EXPLAIN = (
-    HEADER
+    HEADER.replace("Rows:\n", "Read from the question: asks about the user's turns.\nRows:\n")
     + """\
 MEMORY [notes/pets.md, updated 2024-06-11]: Mochi: vaccine due in June. {memories #1 0.51}
 FACT: user -[HAS_PET @ 2024-06-01]-> Mochi -- user: "Gina adopted a cat called Mochi." \

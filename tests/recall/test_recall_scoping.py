@@ -123,6 +123,53 @@ def test_an_action_id_held_by_two_users_keeps_their_turns_apart_and_attributes_n
     assert "constraint" in recalled["facts_off_reason"]
 
 
+def integer_twin_graph(y_id: object = 7, cited: str = "7") -> MemoryGraph:
+    """x holds action_id "7" (text), y holds `y_id` (by default the integer 7: the uniqueness constraint
+    accepts both); both mention the Clinic, and y's extractor cites its own message as `cited` (by
+    default the text "7") in its mention and in a fact between two entities x reaches too."""
+    g = MemoryGraph()
+    g.recall_meta()
+    x, y = g.user("x"), g.user("y")
+    vec = {"passage_embeddings": [axis(7)], "embedding_model": MODEL}
+    diary = g.message(g.session(x, "sx"), "7", "x kept a diary", "2024-01-01T00:00:00Z", **vec)
+    mine = g.message(g.session(y, "sy"), y_id, "y was diagnosed with asthma", "2024-01-01T00:00:00Z", **vec)
+    clinic = g.entity("Clinic", embedding=axis(8), embedding_model=MODEL)
+    asthma = g.entity("Asthma", embedding=axis(8), embedding_model=MODEL)
+    g.mention(clinic, g.chunk(diary, "x's chunk"), "7")
+    g.mention(clinic, g.chunk(mine, "y's chunk"), cited)
+    g.fact(clinic, "DIAGNOSED", asthma, cited, "y was diagnosed with asthma at the clinic",
+           valid_at="2024-01-01", embedding=axis(9), embedding_model=MODEL, role="user", confidence=0.5)
+    return g
+
+
+@pytest.mark.parametrize("form", ["string", "node", "fast"])
+def test_an_integer_id_cited_as_text_shows_nothing_to_the_user_holding_that_text(form):
+    """Issue #49's leak: the fact cites "7", which is x's id by value and type, but y wrote it about
+    its integer 7. Set up, the database is unique but cannot be typed STRING (y's integer), so text
+    that reads as an integer attributes nothing, in every call form."""
+    rt = runtime(integer_twin_graph().elements())
+    assert rt.store.has_unique_constraint("Action", "action_id")
+    assert not rt.store.has_type_constraint("Action", "action_id")
+    for procedure in ("recall.lanes", "recall.render"):
+        rows = db_call(rt, "memgraph", "x", form, procedure)
+        shown = str(rows)
+        assert "asthma" not in shown and "Clinic" not in shown and "DIAGNOSED" not in shown
+        assert "x kept a diary" in shown
+    status = {r["name"]: r for r in rt.call("recall.status", {"user": "x"})}
+    assert "read as integers" in status["collision_rule"]["detail"]
+
+
+def test_typed_action_ids_attribute_through_text_that_reads_as_an_integer():
+    """Where every action_id is a string (setup created IS TYPED STRING), text that reads as an integer
+    names one Action: y holds "8" and cites "8", so y's fact is y's, and x (holding "7") sees none."""
+    rt = runtime(integer_twin_graph(y_id="8", cited="8").elements())
+    assert rt.store.has_type_constraint("Action", "action_id", "STRING")
+    found = by_lane(lanes(rt, "y", "asthma clinic", query_vector=EVERYTHING, **WIDE))
+    assert {r["relationship"].type for r in found.get("facts", ())} == {"DIAGNOSED"}
+    x_rows = lanes(rt, "x", "asthma clinic", query_vector=EVERYTHING, **WIDE)
+    assert "asthma" not in str(x_rows) and "Clinic" in str(x_rows)  # x's own mention: x's entity
+
+
 # -- the property: random multi-user graphs ------------------------------------------------------------
 STRUCTURAL = {"User", "Session", "Action", "Agent", "Chunk", "Memory", "OntologyVersion"}
 
@@ -168,9 +215,17 @@ def oracle(elements: list[dict], user_vertex: int, attribute: bool) -> dict[str,
             by_id[node["properties"]["action_id"]].add(node_id)
     if attribute:  # what Memgraph's constraint guarantees, checked rather than assumed
         assert all(len(holders_of) == 1 for holders_of in by_id.values()), by_id
-    text_ids = {nodes[x]["properties"]["action_id"] for x in turns}
-    attributing = {i for i in text_ids if isinstance(i, str)} - {str(i) for i in text_ids if type(i) is int}
-    attributing = attributing if attribute else set()
+    # A citation is text; it is the user's only when the one Action anywhere whose id reads as that text
+    # is the user's and holds it as text (an integer 7 elsewhere makes "7" ambiguous).
+    read_as = defaultdict(set)
+    for node_id, node in nodes.items():
+        value = node["properties"].get("action_id") if "Action" in node["labels"] else None
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            read_as[str(value)].add((node_id, type(value) is str))
+    attributing = {
+        nodes[x]["properties"]["action_id"] for x in turns
+        if read_as[str(nodes[x]["properties"]["action_id"])] == {(x, True)}
+    } if attribute else set()
     entities = {
         r["start"]
         for r in rels
@@ -199,6 +254,19 @@ def oracle(elements: list[dict], user_vertex: int, attribute: bool) -> dict[str,
     }
 
 
+def unique_action_id(number: int, made: list) -> st.SearchStrategy:
+    """A fresh text id; now and then an integer one (the uniqueness constraint accepts both types), or
+    the text twin of an integer already made ("12" beside 12: unique too, and the trap of #49)."""
+    twins = [str(m) for m in made if type(m) is int and str(m) not in made]
+    return st.sampled_from([f"act{number}", f"act{number}", number, *twins[-1:]])
+
+
+def citation(action_id: object) -> st.SearchStrategy:
+    """How a writer cites an Action: mostly as text (an integer id turned into its digits), now and
+    then by the raw value."""
+    return st.sampled_from([str(action_id), str(action_id), action_id])
+
+
 @st.composite
 def multi_user_graphs(draw, offset: int = 0, unique_ids: bool = False):
     """Random users sharing entities, chunks, agents, sessions, notes and action_ids; texts numbered
@@ -222,8 +290,8 @@ def multi_user_graphs(draw, offset: int = 0, unique_ids: bool = False):
             for parent in parents:
                 for _ in range(draw(st.integers(0, 3))):
                     embedded = draw(st.booleans())
-                    fresh = f"act{offset + 5000 + len(made)}"
-                    action_id = fresh if unique_ids else draw(st.sampled_from(ids))
+                    action_id = draw(unique_action_id(offset + 5000 + len(made), made)) if unique_ids else (
+                        draw(st.sampled_from(ids)))
                     made.append(action_id)
                     ref = g.message(
                         parent,
@@ -239,7 +307,7 @@ def multi_user_graphs(draw, offset: int = 0, unique_ids: bool = False):
                         if draw(st.booleans()):
                             cited = made if unique_ids else ids
                             source = draw(st.sampled_from([ref.key, *cited]))
-                            g.mention(draw(st.sampled_from(entities)), chunk, source)
+                            g.mention(draw(st.sampled_from(entities)), chunk, draw(citation(source)))
         for m in range(draw(st.integers(0, 2))):
             note = g.memory(
                 user,
@@ -258,7 +326,7 @@ def multi_user_graphs(draw, offset: int = 0, unique_ids: bool = False):
             head,
             draw(st.sampled_from(["LIKES", "VISITED", "KNOWS"])),
             tail,
-            draw(st.sampled_from(made if unique_ids and made else ids)),
+            draw(citation(draw(st.sampled_from(made if unique_ids and made else ids)))),
             f"fact{next(counter)} words",
             valid_at="2024-01-15",
             confidence=0.5,
@@ -533,8 +601,8 @@ def store_elements(store) -> list[dict]:
     return [*nodes, *rels]
 
 
-WRITES = ("gap", "late", "message", "fact", "edit_text", "edit_id", "second_parent", "drop_edge", "label",
-          "new_user")
+WRITES = ("gap", "late", "message", "fact", "edit_text", "edit_id", "integer_id", "second_parent",
+          "drop_edge", "label", "new_user")
 
 
 class Writer:
@@ -552,8 +620,13 @@ class Writer:
         return sorted(i for i, v in self.store.vertices.items() if label in v.labels)
 
     def ids(self) -> list[str]:
+        """Ids to write: the held ones as text (an integer's digits too) and a fresh one."""
         held = {v.props.get("action_id") for v in self.store.vertices.values() if "Action" in v.labels}
-        return sorted(i for i in held if isinstance(i, str)) + [f"fresh{self.texts}"]
+        return sorted({str(i) for i in held if isinstance(i, (str, int))}) + [f"fresh{self.texts}"]
+
+    def typed_ids(self) -> list:
+        """Ids to write with their type mixed: each text id that reads as an integer, as that integer."""
+        return [*self.ids(), *(int(i) for i in self.ids() if i.isdigit()), 90_000 + self.texts]
 
     def message(self, session: int, vertex_id: int | None = None) -> None:
         with self.store.transaction():
@@ -592,6 +665,8 @@ class Writer:
                 store.set_vertex_property(pick(self.of("Action")), "text", self.text())
             elif write == "edit_id" and self.of("Action"):
                 store.set_vertex_property(pick(self.of("Action")), "action_id", pick(self.ids()))
+            elif write == "integer_id" and self.of("Action"):
+                store.set_vertex_property(pick(self.of("Action")), "action_id", pick(self.typed_ids()))
             elif write == "second_parent" and sessions:
                 store.add_edge(pick(self.of("User")), pick(sessions), "HAD_SESSION")
             elif write == "drop_edge":

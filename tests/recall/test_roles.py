@@ -1,28 +1,8 @@
-"""The role signal: which side of a user-assistant conversation a question asks about (`recall_lib.roles`),
-and what it does to a rendered ranking on a small hand-built history (fails when the signal is removed)."""
+"""The role signal: what it does to a rendered ranking on a small hand-built history (fails when the
+signal is removed). Which side a question asks about is read in `recall_lib.question` (its tests)."""
 
-import pytest
 from memgraph_recall.datasets.memory_graph import MemoryGraph
 from recall_kit import MODEL, mix, render, runtime
-from recall_lib.roles import ASSISTANT_TURNS, USER_TURNS, asked_role
-
-
-@pytest.mark.parametrize(
-    ("question", "role"),
-    [
-        ("How many tanks do I currently have?", USER_TURNS),
-        ("What is my sister's name?", USER_TURNS),
-        ("I\u2019m planning a trip to Tokyo. Do you have any tips?", USER_TURNS),  # a request, not a report
-        ("Can you suggest some accessories for my phone?", USER_TURNS),
-        ("What was the restaurant in Rome you recommended?", ASSISTANT_TURNS),
-        ("In our previous chat, you suggested a few terms. What was the second?", ASSISTANT_TURNS),
-        ("Remind me of your advice on tea tree oil.", ASSISTANT_TURNS),
-        ("When did Caroline go to the support group?", None),  # a named third person: neither side
-        ("", None),
-    ],
-)
-def test_the_question_names_the_side_whose_turns_answer_it(question, role):
-    assert asked_role(question) == role
 
 
 def history() -> MemoryGraph:
