@@ -16,6 +16,7 @@ from .errors import (
     QueryError,
     QueryTimeoutError,
     ResultError,
+    TypeConstraintViolation,
 )
 from .host import Runtime
 from .snapshots import EdgeRef, GraphPath, Node, Relationship, VertexRef
@@ -39,5 +40,6 @@ __all__ = [
     "Relationship",
     "ResultError",
     "Runtime",
+    "TypeConstraintViolation",
     "VertexRef",
 ]

@@ -22,6 +22,7 @@ from memgraph_recall.embedded import cypher_types as _ct
 from memgraph_recall.embedded import marshal as _marshal
 from memgraph_recall.embedded import registry as _registry
 from memgraph_recall.embedded import values as _values
+from memgraph_recall.embedded.errors import TypeConstraintViolation
 
 _MISSING = object()
 _read_value = _values.read_value
@@ -146,6 +147,15 @@ def _raise_wrapped(raw_class: type, detail: str) -> typing.NoReturn:
         raise _raw(raw_class, detail)
     except tuple(_WRAPPED) as exc:
         raise _WRAPPED[type(exc)](exc)  # noqa: B904 - mgp chains implicitly, and so do we
+
+
+# A type constraint's violation is a QueryException thrown by the storage write (vertex_accessor.cpp
+# HandleTypeConstraintViolation) after the value or label is in place; WrapExceptions
+# (mg_procedure_impl.cpp) turns it into MGP_ERROR_UNKNOWN_ERROR, so a procedure sees UnknownError, the
+# log has "Unexpected error during mg API call: IS TYPED ... violation on L(k)", and a procedure that
+# catches it goes on with the write done. Vertex writes raise UnknownError outside the `except` of
+# the store's TypeConstraintViolation, so that the traceback shows only the C layer's error, as
+# Memgraph's does.
 
 
 def _check_write(scope, immutable_detail: str) -> None:
@@ -321,8 +331,14 @@ class Properties:
             _raise_wrapped(_mgp.ValueConversionError, conversion_error)
         if owner._data.deleted:
             _raise_wrapped(_mgp.DeletedObjectError, f"Cannot set the properties of a deleted {owner._noun}!")
-        for name, value in values.items():
-            scope.store.set_property(owner._data, name, value)
+        try:
+            for name, value in values.items():
+                scope.store.set_property(owner._data, name, value)
+        except TypeConstraintViolation as exc:
+            detail = str(exc)
+        else:
+            return
+        _raise_wrapped(_mgp.UnknownError, detail)  # a type constraint refused it
 
 
 def _c_str(name: object) -> str:
@@ -435,7 +451,13 @@ class Vertex(_CallBound):
         _check_write(scope, f"Cannot {what} an immutable vertex!")
         if self._data.deleted:
             _raise_wrapped(_mgp.DeletedObjectError, f"Cannot {what} a deleted vertex!")
-        action(self._data, name)
+        try:
+            action(self._data, name)
+        except TypeConstraintViolation as exc:
+            detail = str(exc)
+        else:
+            return
+        _raise_wrapped(_mgp.UnknownError, detail)  # a type constraint refused it
 
     @property
     def properties(self) -> Properties:

@@ -30,6 +30,15 @@ class GraphFileError(ValueError):
 
 
 class ConstraintViolation(QueryError, ValueError):
-    """A unique constraint refused a write or a definition (module `constraints`), worded as Memgraph's:
-    `Unable to commit due to unique constraint violation on :L(k)` (a transaction or a single write was
-    undone), or `Unable to create unique constraint :L(k), because an existing node violates it.`"""
+    """A constraint refused a write or a definition: raised as such by unique constraints (module
+    `constraints`), worded as Memgraph's: `Unable to commit due to unique constraint violation on :L(k)`
+    (a transaction or a single write was undone), or `Unable to create unique constraint :L(k), because
+    an existing node violates it.` Type constraints raise the subclass TypeConstraintViolation (Memgraph's
+    storage reports both as one ConstraintViolation, of type UNIQUE or TYPE)."""
+
+
+class TypeConstraintViolation(ConstraintViolation):
+    """A type constraint refused a write or a definition (module `type_constraints`), worded as
+    Memgraph's: `IS TYPED STRING violation on L(k)` (as the write happens; outside a transaction the
+    write was undone), or `Unable to create IS TYPED STRING constraint on :L(k), because an existing node
+    violates it.`"""

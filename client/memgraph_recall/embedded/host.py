@@ -207,7 +207,8 @@ class Runtime:
     def load_graph(self, path: str | Path, *, database: str = DEFAULT_DATABASE) -> None:
         """Replace a database's graph with an `export_util.json` file (nothing changes if it is
         malformed); its index and constraint definitions stay and are rebuilt over the new graph
-        (ConstraintViolation, and nothing changes, if the file violates a unique constraint)."""
+        (ConstraintViolation, and nothing changes, if the file violates a unique or type
+        constraint)."""
         store = self._databases.get(database)
         store.replace_with(interchange.load_store(path))
 

@@ -14,7 +14,9 @@ a store, and an aborted creation leaves a gap. Label and label-property indexes 
 and unique constraints (module `constraints`) are explicit, per store, and maintained by every write
 and its undo. As in Memgraph, unique constraints are checked when a transaction commits (a violating
 commit rolls the whole transaction back and raises ConstraintViolation); a write outside a
-transaction is a transaction of its own, undone and refused if it would leave a duplicate.
+transaction is a transaction of its own, undone and refused if it would leave a duplicate. Type
+constraints (module `type_constraints`) keep no state and are checked as each write happens (inside a
+transaction the write stays logged and the error propagates; outside one the write is undone).
 """
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -26,6 +28,7 @@ from .constraints import Constraints
 from .indexes import Indexes, Lookup, matchable, value_key
 from .rwlock import ReadWriteLock
 from .snapshots import Node, Relationship
+from .type_constraints import TypeConstraints, check_kind
 from .values import check_int64, freeze, plain_value
 
 _MISSING = object()
@@ -103,8 +106,9 @@ class GraphStore:
         self._indexes = Indexes()
         self._constraints = Constraints()
         self._pending = self._constraints.pending  # values a write made held twice, not yet checked
+        self._typed = TypeConstraints()
         # what a write checks: one dict lookup when no index or constraint covers its label or property
-        # key (the labels and keys either covers; refreshed by every definition)
+        # key (the labels and keys any of them covers; refreshed by every definition)
         self._on_label: dict[str, None] = {}
         self._on_key: dict[str, None] = {}
         # `memoised`'s values and the edge generation they were made at (any edge write moves it on)
@@ -176,6 +180,19 @@ class GraphStore:
             self._pending.clear()
             raise violation
 
+    def _reject(self, violation: Exception | None, *entry: Any) -> None:
+        """A write a type constraint forbids, if `violation`. Memgraph raises once the write is done,
+        so inside a transaction it stays logged (the failing query aborts the transaction; a caller
+        that catches the error carries on with it); outside one it is undone."""
+        if violation is None:
+            return
+        if self._txn is not None:
+            self._txn.undo.append(entry)
+        else:
+            _UNDO[entry[0]](self, *entry[1:])
+            self._pending.clear()
+        raise violation
+
     # -- what indexes and constraints see of a write (only for a covered label or key) ------------
     def _schema_add(self, vertex: VertexData) -> None:
         if self._indexes.on_label:
@@ -213,9 +230,11 @@ class GraphStore:
 
     def _refresh_coverage(self) -> None:
         self._on_label.clear()
-        self._on_label.update(dict.fromkeys((*self._indexes.on_label, *self._constraints.on_label)))
+        self._on_label.update(dict.fromkeys((*self._indexes.on_label, *self._constraints.on_label,
+                                             *self._typed.on_label)))
         self._on_key.clear()
-        self._on_key.update(dict.fromkeys((*self._indexes.on_key, *self._constraints.on_key)))
+        self._on_key.update(dict.fromkeys((*self._indexes.on_key, *self._constraints.on_key,
+                                           *self._typed.on_key)))
 
     # -- element-level writes (caller holds the write lock) ------------------------------------
     def create_vertex(self, labels: Iterable[str] = (), properties: Mapping[str, Any] | None = None,
@@ -231,6 +250,8 @@ class GraphStore:
         self.next_vertex_id = max(self.next_vertex_id, vertex_id + 1)
         if self._on_label:
             self._schema_add(vertex)
+            if self._typed.on_label:
+                self._reject(self._typed.vertex_violation(vertex), "create_vertex", vertex)
         self._record("create_vertex", vertex)
         return vertex
 
@@ -263,7 +284,10 @@ class GraphStore:
         else:
             props[key] = freeze(value)
         if key in self._on_key and type(element) is VertexData:
-            self._schema_property(element, key, None if old is _MISSING else old, props.get(key))
+            new = props.get(key)
+            self._schema_property(element, key, None if old is _MISSING else old, new)
+            if new is not None and key in self._typed.on_key:
+                self._reject(self._typed.property_violation(element, key, new), "property", element, key, old)
         self._record("property", element, key, old)
 
     def add_label(self, vertex: VertexData, label: str) -> None:
@@ -273,6 +297,8 @@ class GraphStore:
             vertex.labels = (*old, label)
             if label in self._on_label:
                 self._schema_enter(vertex, label)
+                if label in self._typed.on_label:
+                    self._reject(self._typed.label_violation(vertex, label), "labels", vertex, old)
             self._record("labels", vertex, old)
 
     def remove_label(self, vertex: VertexData, label: str) -> None:
@@ -313,10 +339,13 @@ class GraphStore:
 
     def load_vertex(self, vertex_id: int, labels: tuple[str, ...], props: dict[str, Any]) -> None:
         """Insert a vertex whose id, labels and frozen properties the loader already checked (into a
-        store with unique constraints: refused, as a single write, if it would make a duplicate)."""
+        store with constraints: refused, as a single write, if it would make a duplicate or break a
+        type constraint)."""
         vertex = self.vertices[vertex_id] = VertexData(vertex_id, labels, props)
         if self._on_label:
             self._schema_add(vertex)
+            if self._typed.on_label:
+                self._reject(self._typed.vertex_violation(vertex), "create_vertex", vertex)
             if self._pending and self._txn is None:
                 self._refuse(("create_vertex", vertex))
         if vertex_id >= self.next_vertex_id:
@@ -457,12 +486,38 @@ class GraphStore:
         with self.lock.read():
             return self._constraints.has_unique(label, key)
 
-    def constraints(self) -> list[dict[str, Any]]:
-        """What `SHOW CONSTRAINT INFO` lists, one row per unique constraint: "constraint type"
-        ("unique"), "label", "properties" (a one-name list), "data_type" ("", as Memgraph gives it
-        for constraints other than type constraints)."""
+    # -- type constraints -----------------------------------------------------------------------
+    def create_type_constraint(self, label: str, key: str, data_type: str) -> bool:
+        """`CREATE CONSTRAINT ON (n:label) ASSERT n.key IS TYPED <data_type>`, `data_type` a name as
+        Memgraph prints it ("STRING", "BOOL", "LOCAL DATE TIME", ...; ValueError listing them
+        otherwise); True. Unlike a unique constraint's, an existing one is an error: QueryError if
+        label and key already have one, of any kind. TypeConstraintViolation, creating nothing, if an
+        existing vertex `(:label)` holds a `key` of another type."""
+        kind = check_kind(data_type)
+        with self._definition("create_type_constraint", "constraint"):
+            return self._typed.create(_check_name(label, "label"), _check_name(key, "key"), kind,
+                                      self.vertices.values())
+
+    def drop_type_constraint(self, label: str, key: str, data_type: str) -> bool:
+        """`DROP CONSTRAINT ON (n:label) ASSERT n.key IS TYPED <data_type>`; True, or QueryError if
+        there is no such constraint of that kind (Memgraph's is an error, not a notice)."""
+        kind = check_kind(data_type)
+        with self._definition("drop_type_constraint", "constraint"):
+            return self._typed.drop(label, key, kind)
+
+    def has_type_constraint(self, label: str, key: str, data_type: str | None = None) -> bool:
+        """Whether label and key have a type constraint of `data_type` (of any kind if None)."""
+        kind = None if data_type is None else check_kind(data_type)
         with self.lock.read():
-            return self._constraints.info()
+            return self._typed.has(label, key, kind)
+
+    def constraints(self) -> list[dict[str, Any]]:
+        """What `SHOW CONSTRAINT INFO` lists, unique constraints first, then type constraints (in that
+        order in Memgraph): "constraint type" ("unique" or "data_type"), "label", "properties" (a
+        one-name list for a unique constraint, the key as a plain string for a type constraint, as
+        Memgraph's source builds them), "data_type" ("" for a unique constraint, else the kind's name)."""
+        with self.lock.read():
+            return self._constraints.info() + self._typed.info()
 
     @contextmanager
     def _definition(self, what: str, kind: str = "index") -> Iterator[None]:
@@ -504,11 +559,13 @@ class GraphStore:
         """Take over `other`'s contents (used to load a file atomically). Index and constraint
         definitions stay and are rebuilt over the new vertices (an export_util.json file carries none,
         but in Memgraph the definitions belong to the database, not to the data imported into it). If
-        the new vertices violate a unique constraint, ConstraintViolation and nothing changes."""
+        the new vertices violate a unique or a type constraint, ConstraintViolation (TypeConstraintViolation
+        for a type constraint) and nothing changes."""
         with self.lock.write():
             if self._txn is not None:
                 raise RuntimeError("cannot replace the graph inside a transaction")
-            self._constraints.rebuild(other.vertices.values())  # first: it may refuse the graph
+            self._typed.check_graph(other.vertices.values())  # first: these may refuse the graph
+            self._constraints.rebuild(other.vertices.values())
             self.vertices, self.edges = other.vertices, other.edges
             self.next_vertex_id, self.next_edge_id = other.next_vertex_id, other.next_edge_id
             self.edge_generation += 1
