@@ -396,7 +396,7 @@ def cmd_import(args: argparse.Namespace) -> None:
             raise ValueError(f"--graph: {target} is a directory, expected a graph file to create or add to")
         with graph_file("--graph", target) if target.exists() else contextlib.nullcontext():
             report = import_into_file(history, target, str(args.input))
-        out(f"{report.line()} into {target}")
+        out(f"{report.line()} into {target}" if report.added else f"{report.line()}; {target} is unchanged")
     else:
         with open_client(args) as client:
             report = import_over_bolt(history, client.backend, str(args.input))
