@@ -143,7 +143,14 @@ class _LoopThread:
                                                 daemon=True)
                 self._thread.start()
             loop = self._loop
-        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
+        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+        try:
+            return future.result()
+        except BaseException:
+            # e.g. Ctrl-C while waiting: end the call too, rather than leave it running unwatched on
+            # a loop about to stop (its late failure would then print as "never retrieved")
+            future.cancel()
+            raise
 
     @property
     def started(self) -> bool:

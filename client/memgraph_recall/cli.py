@@ -10,9 +10,10 @@ import contextlib
 import json
 import os
 import re
+import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date
 from pathlib import Path
 from typing import NoReturn
@@ -33,7 +34,7 @@ from memgraph_recall.cli_backend import (
     timeouts,
     uses_sample,
 )
-from memgraph_recall.client import DEFAULT_DATABASE, RecallClient, did_you_mean
+from memgraph_recall.client import DEFAULT_DATABASE, PROGRESS_LIMIT, RecallClient, did_you_mean
 from memgraph_recall.errors import (
     RecallConnectionError,
     RecallError,
@@ -53,7 +54,7 @@ EXIT_CODES = {
                      "connect_timeout, credentials refused, connection lost",
     EXIT_TIMEOUT: "a call got no answer within its timeout",
     EXIT_INTERNAL: "a bug in memgraph-recall (run with --debug for the traceback)",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C; SIGTERM too while embedding)",
 }
 LANES = ("memories", "turns", "text", "entities", "facts", "user_facts")
 
@@ -203,9 +204,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     embed = commands.add_parser("embed", parents=[common, target], help="embed messages that have no vector",
                                 description="Call recall.embed until nothing remains (with a progress bar). "
-                                "With --graph the file is updated in place unless --output is given.")
+                                "Each call commits: with --graph the file (or --output) is written as the "
+                                "run goes, so an interrupted run (Ctrl-C, SIGTERM) keeps every finished call "
+                                "and the next run embeds only the rest.")
     embed.add_argument("--user", help="only this user's data")
-    embed.add_argument("--limit", type=positive_int, metavar="N", help="units per call (default 2000)")
+    embed.add_argument("--limit", type=positive_int, metavar="N",
+                       help=f"units per call (default {PROGRESS_LIMIT})")
     embed.add_argument("--output", type=Path, metavar="FILE", help="with --graph: write the result here")
 
     status = commands.add_parser("status", parents=[common, target],
@@ -325,17 +329,72 @@ def cmd_ask(args: argparse.Namespace) -> None:
 
 def cmd_embed(args: argparse.Namespace) -> None:
     config = recall_config(args)
+    if args.output is not None and getattr(args, "graph", None) is None:
+        raise ValueError("--output: only with --graph; a server keeps its vectors (`memgraph-recall export "
+                         "FILE` writes its graph to a file)")
     check_first(args, "embed", config)
+    target = args.output or database_path(args)
     with open_client(args, embed_sample=False) as client:
-        done = client.embed(args.user, config, progress=True)
+        if getattr(args, "graph", None) is not None:
+            note("embedding; the embedding model loads first, which takes several seconds")
+        before = file_state(target)
+        try:
+            with sigterm_interrupts():
+                done = client.embed(args.user, config, progress=True, save_to=target)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(kept_after_interrupt(args, target, before, client)) from None
         out(f"embedded {done.messages} messages, {done.entities} entities, {done.edges} facts, "
             f"{done.memories} memories with {done.model}; {done.remaining} remaining")
-        target = args.output or database_path(args)
-        if target is not None:
-            out(f"saved {client.save_graph(target)}")
+        if target is not None and (done.embedded or args.output):
+            if not done.embedded:  # nothing new, but --output asks for the file
+                client.save_graph(target)
+            out(f"saved {target}")
+        elif target is not None:
+            out(f"nothing to embed: {target} is unchanged")
         elif uses_sample(args):
             out(f"not saved: the bundled sample is no file (--output FILE writes it, and --graph {SAMPLE} "
                 "embeds it on every load anyway)")
+
+
+def file_state(path: Path | None) -> tuple[int, int] | None:
+    """What tells a rewritten file from the one that was there: (inode, mtime); None if absent."""
+    try:
+        found = path.stat() if path is not None else None
+    except FileNotFoundError:
+        return None
+    return (found.st_ino, found.st_mtime_ns) if found is not None else None
+
+
+def kept_after_interrupt(args: argparse.Namespace, target: Path | None, before: tuple[int, int] | None,
+                         client: RecallClient) -> str:
+    """What an interrupted `embed` kept, and how to go on from it."""
+    if target is None and uses_sample(args):
+        return "nothing was saved (the bundled sample is no file; --output FILE writes one as it goes)"
+    if target is None:
+        return (f"every finished call is committed on {client.backend.description}; the same command again "
+                "embeds the rest")
+    if file_state(target) == before:
+        return f"nothing was saved: {target} is unchanged" if before else f"nothing was saved in {target}"
+    rest = f"--graph {target} embeds the rest" if args.output else "the same command again embeds the rest"
+    return f"the vectors of every finished call are saved in {target}; {rest}"
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (`kill`, `docker stop`, systemd) stops the block as Ctrl-C does, so it can keep its work.
+    Only the main thread can set a handler; elsewhere SIGTERM keeps its default."""
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous, installed = signal.signal(signal.SIGTERM, interrupt), True
+    except ValueError:  # not the main thread
+        previous, installed = None, False
+    try:
+        yield
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def cmd_status(args: argparse.Namespace) -> None:
@@ -396,7 +455,7 @@ def cmd_import(args: argparse.Namespace) -> None:
             raise ValueError(f"--graph: {target} is a directory, expected a graph file to create or add to")
         with graph_file("--graph", target) if target.exists() else contextlib.nullcontext():
             report = import_into_file(history, target, str(args.input))
-        out(f"{report.line()} into {target}")
+        out(f"{report.line()} into {target}" if report.added else f"{report.line()}; {target} is unchanged")
     else:
         with open_client(args) as client:
             report = import_over_bolt(history, client.backend, str(args.input))
@@ -519,7 +578,7 @@ def one_line(exc: BaseException) -> str:
     if code == EXIT_INTERNAL:
         return f"internal error: {type(exc).__name__}: {message} (run with --debug for the traceback)"
     if code == EXIT_INTERRUPTED:
-        return "interrupted"
+        return f"interrupted; {exc}" if str(exc) else "interrupted"
     return f"{type(exc).__name__}: {message}"
 
 

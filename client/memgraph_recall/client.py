@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from memgraph_recall.action_ids import ActionIdRule, BoltTarget, StoreTarget, establish
 from memgraph_recall.bolt import READ, BoltAddress, BoltBackend
+from memgraph_recall.checkpoint import Checkpoints
 from memgraph_recall.errors import (
     RecallConflictError,
     RecallNotLoaded,
@@ -232,20 +233,37 @@ class RecallClient:
         return EmbedProgress.from_row(rows[0])
 
     def embed(self, user: str | None = None, config: Mapping | None = None, progress: bool = False,
-              **options: Any) -> EmbedProgress:
+              save_to: str | Path | None = None, **options: Any) -> EmbedProgress:
         """Call `recall.embed` until nothing remains; totals over all calls, optional progress bar.
 
-        With a progress bar and no `limit` given, a small first call learns the backlog's size, then
-        calls embed `PROGRESS_LIMIT` units each, so the bar moves while a large backlog is worked off
-        (each call is its own transaction either way).
+        Each call is its own transaction, and `recall.embed` embeds only units without a current
+        vector, so a run that stops part-way keeps what its calls committed and the next run embeds
+        the rest. Over Bolt the server keeps it; embedded, `save_to` is the graph file that keeps it:
+        written as the run goes (`memgraph_recall.checkpoint`) and once more when it ends, is
+        interrupted or fails, never if nothing was embedded.
+
+        With a progress bar, a small first call learns the backlog's size before the bar opens; then,
+        without a `limit` given, calls embed `PROGRESS_LIMIT` units each, so the bar moves.
         """
-        chosen = "limit" in (config or {}) or "limit" in options
-        first = options if chosen or not progress else {**options, "limit": FIRST_PROGRESS_LIMIT}
-        if progress and not chosen:
-            options = {**options, "limit": PROGRESS_LIMIT}
-        done = self.embed_once(user, config, **first)
-        bar = _progress_bar(done.embedded + done.remaining, done.embedded, done.model) if progress else None
+        if save_to is not None and not isinstance(self.backend, EmbeddedBackend):
+            raise ValueError("save_to: only the embedded runtime writes graph files; over Bolt every "
+                             "call is committed on the server")
+        saves = Checkpoints(lambda: self.save_graph(save_to)) if save_to is not None else None
+        first = options
+        if progress:
+            limit = {**(config or {}), **options}.get("limit", PROGRESS_LIMIT)
+            options = {**options, "limit": limit}  # a bad limit goes on, for the module to refuse
+            if isinstance(limit, int) and not isinstance(limit, bool) and limit > FIRST_PROGRESS_LIMIT:
+                first = {**options, "limit": FIRST_PROGRESS_LIMIT}
+            else:
+                first = options
+        bar = None
         try:
+            done = self.embed_once(user, config, **first)
+            if saves is not None and done.embedded:
+                saves.committed()
+            if progress:
+                bar = _progress_bar(done.embedded + done.remaining, done.embedded, done.model)
             while done.remaining > 0:
                 step = self.embed_once(user, config, **options)
                 if step.embedded == 0 or step.remaining >= done.remaining:
@@ -256,11 +274,21 @@ class RecallClient:
                         f"that started with {done.remaining}; check `memgraph-recall status` for "
                         "malformed vectors or a model that cannot load")
                 done = done + step
+                saved = saves is not None and saves.committed()
                 if bar is not None:
+                    bar.total = done.embedded + done.remaining  # others may add units meanwhile
+                    if saved:
+                        bar.set_postfix_str(f"saved {done.embedded:,}", refresh=False)
                     bar.update(step.embedded)
         finally:
-            if bar is not None:
-                bar.close()
+            try:
+                if bar is not None:
+                    if saves is not None and saves.pending:
+                        bar.set_postfix_str("saving", refresh=False)
+                    bar.close()
+            finally:
+                if saves is not None:
+                    saves.flush()
         return done
 
     def status(self, user: str | None = None, config: Mapping | None = None, **options: Any) -> list[dict]:
@@ -416,5 +444,5 @@ def _config(config: Mapping | None, options: Mapping[str, Any]) -> dict:
 def _progress_bar(total: int, initial: int, model: str) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc=f"embedding with {model}", unit="unit")
+    return tqdm(total=total, initial=initial, desc=f"embedding with {model}", unit=" units")
 

@@ -8,9 +8,10 @@ line, before anything is written. recall hides facts sourced from an action_id t
 letting one through would silently cost both users their facts.
 
 A graph file is rewritten whole, through a temporary file and a rename: it is either as before or
-complete. On a server the messages are one query (one transaction: all or none) and the facts one
-query per relationship type, each MERGEd so a repeat writes nothing twice; a failure between them
-says so, and the same import run again finishes the job.
+complete, and an import that adds nothing leaves it untouched. On a server the messages are one
+query (one transaction: all or none) and the facts one query per relationship type, each MERGEd so
+a repeat writes nothing twice; a failure between them says so, and the same import run again
+finishes the job.
 """
 
 import json
@@ -51,13 +52,19 @@ class ImportReport:
     facts_present: int
     users: tuple[str, ...]
 
+    @property
+    def added(self) -> bool:
+        return bool(self.messages or self.facts)
+
     def line(self) -> str:
-        present = (f" ({_count(self.messages_present, 'message')} and {_count(self.facts_present, 'fact')} "
-                   "were already there)"
-                   if self.messages_present or self.facts_present else "")
-        return (f"imported {_count(self.messages, 'message')} and {_count(self.facts, 'fact')} for "
-                f"{_count(len(self.users), 'user')} ({', '.join(self.users[:5])}"
-                f"{', ...' if len(self.users) > 5 else ''}){present}")
+        names = ", ".join(self.users[:5]) + (", ..." if len(self.users) > 5 else "")
+        users = f"{_count(len(self.users), 'user')} ({names})"
+        present = (f"{_count(self.messages_present, 'message')} and {_count(self.facts_present, 'fact')} "
+                   "were already there")
+        if not self.added:
+            return f"nothing new for {users}: {present}"
+        imported = f"imported {_count(self.messages, 'message')} and {_count(self.facts, 'fact')} for {users}"
+        return f"{imported} ({present})" if self.messages_present or self.facts_present else imported
 
 
 def _count(number: int, noun: str) -> str:
@@ -106,6 +113,8 @@ def import_into_file(history: ChatHistory, path: Path, source: str) -> ImportRep
     build_store(elements)  # refuses a broken file before anything is planned
     known, held, facts_held, has_meta = _index(elements)
     new, report = plan(history, held, facts_held, source)
+    if not report.added:  # an import run again: the file stays exactly as it was
+        return report
     nodes = [e["id"] for e in elements if e.get("type") == "node"]
     relationships = [e["id"] for e in elements if e.get("type") != "node"]
     graph = MemoryGraph(max(map(int, nodes), default=-1) + 1, max(map(int, relationships), default=-1) + 1)

@@ -137,3 +137,31 @@ def test_values_arrive_as_plain_python_nodes_as_graph_elements():
     render = sent[FAST_QUERIES["recall.render"]]  # the fast call shape: the user_id as a parameter only
     assert render["user"] == "maya" and render["config"] == {"turns_k": 2}
     assert render["today"] == (ord("D"), [(date(2024, 5, 20) - date(1970, 1, 1)).days])
+
+
+def test_a_caller_interrupted_while_waiting_cancels_the_call_it_waited_for():
+    """Ctrl-C while a call is out: the call's coroutine is cancelled, not left running unwatched on a
+    loop that is about to stop (its late failure then printed "Task exception was never retrieved")."""
+    import asyncio
+    import os
+    import signal
+    import threading
+
+    from memgraph_recall.bolt import _LoopThread
+
+    loop, ended = _LoopThread(), threading.Event()
+
+    async def waiting_for_the_server():
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            ended.set()
+            raise
+
+    threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            loop.run(waiting_for_the_server())
+        assert ended.wait(5)
+    finally:
+        loop.stop()

@@ -38,10 +38,13 @@ def test_a_chat_file_becomes_memory_that_answers_ask(tmp_path, capsys):
 def test_importing_the_same_file_again_adds_nothing_and_a_longer_one_adds_the_rest(tmp_path, capsys):
     graph = tmp_path / "memory.json"
     assert main(["import", str(GOOD), "--graph", str(graph)]) == 0
-    first = json.loads(graph.read_text())
+    first = graph.stat()
+    capsys.readouterr()
     assert main(["import", str(GOOD), "--graph", str(graph)]) == 0
-    assert "(6 messages and 3 facts were already there)" in capsys.readouterr().out
-    assert json.loads(graph.read_text()) == first
+    said = capsys.readouterr().out.splitlines()[0]
+    assert said == ("nothing new for 2 users (ines, jonas): 6 messages and 3 facts were already there; "
+                    f"{graph} is unchanged")
+    assert (graph.stat().st_ino, graph.stat().st_mtime_ns) == (first.st_ino, first.st_mtime_ns)  # untouched
     longer = tmp_path / "longer.jsonl"
     longer.write_text(GOOD.read_text() + json.dumps(
         {"user": "ines", "session": "2024-03-trip", "time": "2024-03-02T09:20:00+01:00",
@@ -72,6 +75,33 @@ def test_every_bad_line_is_named_by_number_and_nothing_is_written(tmp_path, caps
     assert "line 1:" not in err
     assert graph.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["memory.json"]  # no temporary file left
+
+
+def test_a_line_that_is_not_utf8_is_named_by_number_and_every_other_line_is_still_checked(tmp_path, capsys):
+    chats = tmp_path / "chats.jsonl"
+    good = GOOD.read_bytes().splitlines(keepends=True)
+    latin1 = b'{"user": "ines", "session": "s", "time": "2024-03-02T09:14:00", "text": "caf\xe9"}\n'
+    chats.write_bytes(good[0] + latin1 + b'{"user": "ines"}\n' + b"\xff\xfe\n" + good[1])
+    assert main(["import", str(chats), "--graph", str(tmp_path / "memory.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "3 bad lines, nothing was written" in err
+    assert "line 2: not UTF-8 text (byte 0xe9 at character 77)" in err
+    assert "line 3: missing session, time, text" in err
+    assert "line 4: not UTF-8 text (byte 0xff at character 1)" in err
+    assert "line 1:" not in err and "line 5:" not in err
+    assert list(tmp_path.iterdir()) == [chats]
+
+
+@pytest.mark.parametrize(("text", "said"), [("", "is empty"), ("\n  \n", "holds only blank lines")])
+def test_an_empty_file_is_called_empty_and_says_what_it_should_hold(tmp_path, capsys, text, said):
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(text)
+    assert main(["import", str(chats), "--graph", str(tmp_path / "memory.json")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"memgraph-recall import: error: {chats}: {said}, nothing was written: expected JSON "
+                   "Lines, one message per line with user, session, time, text, and optionally fact lines "
+                   "(see docs/import.md)\n")
+    assert "bad line" not in err and list(tmp_path.iterdir()) == [chats]
 
 
 def test_an_id_another_user_holds_is_refused_before_anything_is_written(tmp_path, capsys):

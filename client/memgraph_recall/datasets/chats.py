@@ -35,6 +35,7 @@ from memgraph_recall.files import READ_ERRORS, unreadable
 USER_ENDPOINT = "@user"  # a fact's head or tail that is the user, not an entity
 ROLES = {"user": "user_message", "assistant": "assistant_message"}
 MESSAGE_KEYS = frozenset({"user", "session", "time", "role", "speaker", "text", "id"})
+MESSAGE_REQUIRED = ("user", "session", "time", "text")
 FACT_KEYS = frozenset({"head", "relation", "tail", "source", "text", "valid_at"})
 MAX_NAME = 512  # characters of a user, session, id, speaker or entity name
 MAX_TEXT = 1_000_000  # characters of one message
@@ -231,19 +232,33 @@ def _chunk_of(graph: MemoryGraph, known: Known, action: Ref, text: str) -> Ref:
 
 
 def read_chat_file(path: str | Path) -> ChatHistory:
-    """A chat file's history, or `ChatFormatError` naming every bad line (nothing is half-read)."""
+    """A chat file's history, or `ChatFormatError` naming every bad line (nothing is half-read).
+
+    Bytes that are not UTF-8 are kept as lone surrogates ("surrogateescape") rather than stopping the
+    read, so `read_chat_lines` names the line that holds them and goes on checking the rest.
+    """
     path = Path(path)
     try:
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8", errors="surrogateescape") as handle:
             return read_chat_lines(handle, str(path))
     except READ_ERRORS as exc:
         raise ValueError(f"{path}: {unreadable(exc, 'a JSON Lines chat file')}") from None
 
 
+_UNDECODED = re.compile("[\udc80-\udcff]")  # a byte "surrogateescape" could not decode
+
+
 def read_chat_lines(lines: Iterable[str], source: str = "chat lines") -> ChatHistory:
-    history, problems = ChatHistory(), []
+    history, problems, seen = ChatHistory(), [], False
     for number, line in enumerate(lines, start=1):
+        seen = True
         if not line.strip():
+            continue
+        undecoded = _UNDECODED.search(line)
+        if undecoded:
+            byte = ord(undecoded.group()) - 0xDC00
+            problems.append(_at(number, f"not UTF-8 text (byte 0x{byte:02x} at character "
+                                        f"{undecoded.start() + 1})"))
             continue
         try:
             _add_line(history, json.loads(line), number)
@@ -254,7 +269,10 @@ def read_chat_lines(lines: Iterable[str], source: str = "chat lines") -> ChatHis
     if problems:
         raise ChatFormatError(source, problems)
     if not history.messages and not history.facts:
-        raise ChatFormatError(source, ["no messages: expected one JSON object per line"])
+        what = "holds only blank lines" if seen else "is empty"
+        raise ValueError(f"{source}: {what}, nothing was written: expected JSON Lines, one message per "
+                         f"line with {', '.join(MESSAGE_REQUIRED)}, and optionally fact lines "
+                         "(see docs/import.md)")
     return history
 
 
@@ -272,7 +290,7 @@ def _add_line(history: ChatHistory, record: Any, line: int) -> None:
         history.add_fact(record["user"], fact["head"], fact["relation"], fact["tail"], fact["source"],
                          fact["text"], fact.get("valid_at"), line=line)
         return
-    missing = [key for key in ("user", "session", "time", "text") if key not in record]
+    missing = [key for key in MESSAGE_REQUIRED if key not in record]
     _check_keys(set(record) - MESSAGE_KEYS, missing)
     history.add_message(record["user"], record["session"], record["time"], record["text"],
                         record.get("role", "user"), record.get("speaker"), record.get("id"), line=line)

@@ -12,6 +12,7 @@ so our own files round-trip exactly.
 
 import gc
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -221,16 +222,24 @@ def store_elements(store: GraphStore) -> Iterable[dict]:
 
 
 def save_store(store: GraphStore, path: str | Path) -> None:
-    """Write the store as an `export_util.json` file, one element per line."""
+    """Write the store as an `export_util.json` file, one element per line.
+
+    Through a temporary file beside it and a rename, so `path` is the old file or the whole new one,
+    whenever the writer is stopped (an interrupted `embed` saves as it goes); the temporary file does
+    not outlive a failed write.
+    """
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with store.lock.read(), tmp.open("w", encoding="utf-8") as handle:
-        handle.write("[\n")
-        first = True
-        for element in store_elements(store):
-            if not first:
-                handle.write(",\n")
-            handle.write(json.dumps(element, ensure_ascii=False))
-            first = False
-        handle.write("\n]\n")
-    tmp.replace(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with store.lock.read(), tmp.open("w", encoding="utf-8") as handle:
+            handle.write("[\n")
+            first = True
+            for element in store_elements(store):
+                if not first:
+                    handle.write(",\n")
+                handle.write(json.dumps(element, ensure_ascii=False))
+                first = False
+            handle.write("\n]\n")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
