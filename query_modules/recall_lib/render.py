@@ -113,12 +113,16 @@ def _memory_line(note: Note, row: Row, ctx: RenderContext) -> str:
 
 
 def row_line(snapshot: UserSnapshot, row: Row, ctx: RenderContext) -> str:
+    """The row as the LLM reads it, without `explain`'s annotation (`explained`)."""
     if row.kind == TURN:
-        line = _turn_line(snapshot.turns[row.index], row, ctx)
-    elif row.kind == FACT:
-        line = _fact_line(snapshot.facts[row.index])
-    else:
-        line = _memory_line(snapshot.notes[row.index], row, ctx)
+        return _turn_line(snapshot.turns[row.index], row, ctx)
+    if row.kind == FACT:
+        return _fact_line(snapshot.facts[row.index])
+    return _memory_line(snapshot.notes[row.index], row, ctx)
+
+
+def explained(line: str, row: Row, ctx: RenderContext) -> str:
+    """`line` with what put its row there, when `explain` asks."""
     return line + _explain(row.hits) if ctx.explain else line
 
 
@@ -213,20 +217,22 @@ def fit_budget(
 
     Rows are taken best first (`Row.priority`) while they fit; one that does not is left out and the
     next one tried, so a long row does not shut out the shorter ones below it. A TURN row whose message
-    was already taken word for word (same speaker and text) costs only a note on that row. Linear in
+    was already taken word for word (same speaker and text) costs only a note on that row. `explain`'s
+    annotations are not counted: explaining a call must not change what it shows. Linear in
     the rows: each line is made once, and only until the budget is spent; the header is measured once,
     with the largest "left out" line it can need (so what is kept always fits whatever is left out). A
     `max_chars` below what the header alone needs is an error naming it and that minimum.
     """
     room = None
     if ctx.max_chars is not None:
-        minimum = header_minimum(ctx, len(rows) + ctx.left_out)
+        plain = replace(ctx, explain=False)  # what the budget counts (the annotations come on top)
+        minimum = header_minimum(plain, len(rows) + ctx.left_out)
         if ctx.max_chars < minimum:
             raise ValueError(
                 f"config['max_chars'] must be at least {minimum} here (the header alone), got {ctx.max_chars}"
             )
         notes = any(row.kind == NOTE for row in rows)
-        room = ctx.max_chars - _text_length(header_lines(ctx, notes, len(rows) + ctx.left_out)) - 1
+        room = ctx.max_chars - _text_length(header_lines(plain, notes, len(rows) + ctx.left_out)) - 1
     lines: dict[int, str] = {}  # kept row -> its line (without repeats)
     repeats: dict[int, list[Row]] = {}
     first_of: dict[tuple[str, str], int] = {}
@@ -253,7 +259,7 @@ def fit_budget(
             if same is not None:
                 first_of[same] = i
     chosen = sorted(lines)
-    shown = [_with_repeats(lines[i], snapshot, repeats[i]) for i in chosen]
+    shown = [explained(_with_repeats(lines[i], snapshot, repeats[i]), rows[i], ctx) for i in chosen]
     return Fit([rows[i] for i in chosen], shown, [repeats[i] for i in chosen])
 
 

@@ -3,7 +3,7 @@ texts are cut into the passages that matched."""
 
 import pytest
 from memgraph_recall.datasets.memory_graph import MemoryGraph
-from recall_kit import MODEL, axis, mix, render, runtime
+from recall_kit import MODEL, axis, mix, render, rows_of, runtime
 from recall_lib.render import shown_text
 
 HEADER = """\
@@ -239,3 +239,27 @@ def test_a_gathering_question_shows_the_occasions_its_best_hit_resembles(questio
     _, recalled = render(rt, "hal", question, "2024-06-20", query_vector=axis(1), turns_budget=2,
                          **{"feedback_turns": 1, **config})
     assert sorted(t["action_id"] for t in recalled["turns"]) == shown
+
+
+def test_a_message_said_again_word_for_word_is_shown_once_with_when():
+    """Identical messages (same speaker, same text) spend the budget once: one row says how often and
+    when; a different speaker's same words are another row."""
+    g = MemoryGraph()
+    g.recall_meta()
+    session = g.session(g.user("rio"), "rio-s")
+    water = "Water the ferns."
+    said = [("r1", "Rio", water), ("r2", "Rio", water), ("r3", "assistant", water), ("r4", "Rio", water),
+            ("r5", "Rio", "The ferns are by the window.")]
+    for minute, (key, speaker, text) in enumerate(said):
+        g.message(session, key, text, f"2024-06-01T10:0{minute}:00Z", speaker=speaker,
+                  passage_embeddings=[mix((1, 1.0), (minute + 2, 0.1))], embedding_model=MODEL)
+    rt = runtime(g.elements())
+    text, recalled = render(rt, "rio", "ferns", "2024-06-20", query_vector=axis(1))
+    rows = rows_of(text)
+    repeated = [row for row in rows if "said 3 times" in row]
+    assert len(repeated) == 1 and "also 2024-06-01T10:01, 2024-06-01T10:03" in repeated[0]
+    assert sum("Water the ferns." in row for row in rows) == 2  # Rio's three as one row, the assistant's
+    shown = {t["action_id"]: t.get("repeats") for t in recalled["turns"]}
+    assert shown == {"r1": ["r2", "r4"], "r3": None, "r5": None}
+    _, plain = render(rt, "rio", "ferns", "2024-06-20", query_vector=axis(1), max_chars=0)
+    assert {t["action_id"] for t in plain["turns"]} == {"r1", "r3", "r5"}  # the rows budget folds them too
