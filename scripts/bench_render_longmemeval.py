@@ -11,11 +11,13 @@ before it. The machine's speed drifts, so run both checkouts alternately in the 
     python scripts/bench_render_longmemeval.py --data ../shared/data/longmemeval/longmemeval_s_dev.json
 
 Each call is timed as `eval_longmemeval.py` times it (the client's call shape, the module embedding the
-question, 1 torch thread, `today` = the question's date, 24 TURN rows), over the embedded graph that
+question, 1 torch thread, `today` = the question's date), with `--config` (default none: the module's
+default budget; `'{"turns_budget": 24, "max_chars": 0}'` for 24 TURN rows), over the embedded graph that
 script cached (run it first: a full embedding takes over an hour).
 """
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -25,8 +27,6 @@ from pathlib import Path
 
 from bench_common import ROOT, configure_model, emit, fast_call, graph_cache_key, ms, provenance, runtime_of
 from longmemeval_cache import CacheFiles
-
-BUDGET = 24
 
 
 def _ms(values: Sequence[float]) -> dict[str, float]:
@@ -42,7 +42,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the query_modules folder to time (default this checkout's)")
     parser.add_argument("--cache", type=Path, default=ROOT / "results" / "cache")
     parser.add_argument("--json", type=Path, help="append the figures to this JSON-lines file")
+    parser.add_argument("--config", type=json.loads, default={},
+                        help="the config map of every call, as JSON (default {}: the module's defaults)")
     args = parser.parse_args(argv)
+    if not isinstance(args.config, dict):
+        parser.error(f"--config: expected a JSON object, got {args.config!r}")
     model = configure_model()
     from memgraph_recall.client import setup_store
     from memgraph_recall.datasets import longmemeval
@@ -63,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def render(question) -> float:
         start = time.perf_counter()
         fast_call(runtime, "recall.render", question.user_id, question.question, question.today.isoformat(),
-                  {"embedding_model": model, "turns_budget": BUDGET})
+                  {"embedding_model": model, **args.config})
         return time.perf_counter() - start
 
     first, second = [], []
@@ -71,7 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         runtime.call("recall.invalidate", question.user_id)
         first.append(render(question))
         second.append(render(question))
-    result = {"modules": str(args.modules), "questions": len(questions), "first": _ms(first),
+    result = {"modules": str(args.modules), "config": args.config, "questions": len(questions),
+              "first": _ms(first),
               "second": _ms(second), "load_average": [round(x, 2) for x in os.getloadavg()],
               **provenance(sys.argv)}
     emit(result, args.json)

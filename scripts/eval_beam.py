@@ -4,11 +4,11 @@
 Each chat is one user in one graph (`memgraph_recall.datasets.beam`), embedded through `recall.embed` on
 the embedded runtime, cached under `--cache` and resumed chat by chat after an interruption. Every
 question with evidence ids is asked with `recall.render` (today = the day after the chat's last session)
-at 24 and 10 TURN rows and at 8,000 and 4,000 characters of rendered text (`turns_budget` 200 with
-`max_chars`), and scored: all evidence shown, and the mean share of evidence shown; BM25 alone and dense
-alone at the same row budgets on the same turns. The seven lookup types are reported apart from
-event_ordering and summarization (11-13 evidence messages on average). Writes `README.md`,
-`details.json` and `questions.jsonl` under `--results`.
+at the four budgets of `eval_common.BUDGETS` (24 and 10 TURN rows with the character budget off; 8,000
+characters of rendered text, the default render, and 4,000), and scored: all evidence shown, and the mean
+share of evidence shown; BM25 alone and dense alone at the row budgets on the same turns. The seven
+lookup types are reported apart from event_ordering and summarization (11-13 evidence messages on
+average). Writes `README.md`, `details.json` and `questions.jsonl` under `--results`.
 
     python scripts/eval_beam.py --data <BEAM checkout>/chats/500K              # all 35 chats
     python scripts/eval_beam.py --data <BEAM checkout>/chats/500K --chats 1-12
@@ -29,21 +29,10 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import ROOT, configure_model, fast_call, graph_cache_key, markdown_table, provenance  # noqa: E402
-from eval_common import Baselines, UserTurns  # noqa: E402
+from eval_common import BUDGETS, ROW_BUDGETS, Baselines, UserTurns, budget_label, shown_turns  # noqa: E402
 from longmemeval_cache import ActionVertices, CacheFiles, load_embedded  # noqa: E402
 
-ROWS = (24, 10)
-CHARS = (8000, 4000)
-#: `turns_budget` under a character budget: the server's row ceiling, so the characters decide.
-CHAR_ROWS = 200
 TORCH_THREADS = "2"
-
-
-def budgets() -> dict[str, dict]:
-    """Each scored budget's name and config."""
-    runs = {f"{rows} rows": {"turns_budget": rows} for rows in ROWS}
-    runs.update({f"{chars:,} chars": {"turns_budget": CHAR_ROWS, "max_chars": chars} for chars in CHARS})
-    return runs
 
 
 def parse_chats(text: str) -> list[int]:
@@ -84,7 +73,7 @@ def ask(runtime, model: str, question, config: dict) -> tuple[list[str], int, fl
     row = fast_call(runtime, "recall.render", question.user_id, question.question, question.today.isoformat(),
                     {"embedding_model": model, **config})[0]
     elapsed = time.perf_counter() - started
-    return [t["action_id"] for t in row["recalled"]["turns"]], len(row["text"]), elapsed
+    return shown_turns(row["recalled"]), len(row["text"]), elapsed
 
 
 def evaluate(runtime, model: str, questions: Sequence, baselines: Baselines) -> list[dict]:
@@ -92,16 +81,16 @@ def evaluate(runtime, model: str, questions: Sequence, baselines: Baselines) -> 
     for question in tqdm(questions, desc="questions", unit="q"):
         entry = {"key": question.key, "type": question.question_type, "evidence": list(question.evidence),
                  "runs": {}}
-        for name, config in budgets().items():
+        for name, config in BUDGETS.items():
             shown, chars, seconds = ask(runtime, model, question, config)
             complete, share = score(question.evidence, shown)
             entry["runs"][name] = {"all": complete, "share": share, "turns": len(shown), "chars": chars,
                                    "ms": round(seconds * 1000, 2), "shown": shown}
         orders = {"bm25": baselines.bm25_order(question.key), "dense": baselines.dense_order(question.key)}
         for run, order in orders.items():
-            for rows in ROWS:
+            for name, rows in ROW_BUDGETS.items():
                 complete, share = score(question.evidence, order[:rows])
-                entry["runs"][f"{run} {rows} rows"] = {"all": complete, "share": share}
+                entry["runs"][f"{run} {name}"] = {"all": complete, "share": share}
         entries.append(entry)
     return entries
 
@@ -127,14 +116,15 @@ def summary(entries: Sequence[dict], groups: dict[str, Sequence[str]]) -> dict:
 
 def write_report(folder: Path, info: dict, results: dict, extra: dict, entries: Sequence[dict]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    runs = list(budgets()) + [f"{b} {r} rows" for b in ("bm25", "dense") for r in ROWS]
+    runs = list(BUDGETS) + [f"{b} {r}" for b in ("bm25", "dense") for r in ROW_BUDGETS]
+    labels = [budget_label(r) if r in BUDGETS else f"{r.split()[0]} {budget_label(r.split()[1])}"
+              for r in runs]
     rows = []
     for group, figures in results.items():
         cells = [f"{figures[r]['all_evidence']:.3f} / {figures[r]['share']:.3f}" for r in runs]
         rows.append([group, figures["questions"], *cells])
-    shown = list(budgets())
-    sizes = [[r, results["lookup"][r]["turns"], results["lookup"][r]["chars"], results["lookup"][r]["ms"]]
-             for r in shown] if "lookup" in results else []
+    sizes = [[budget_label(r), results["lookup"][r]["turns"], results["lookup"][r]["chars"],
+              results["lookup"][r]["ms"]] for r in BUDGETS] if "lookup" in results else []
     lines = [
         "# BEAM 500K: evidence recall", "",
         "Embedded-runtime figures (the in-process stand-in for Memgraph's procedure host), all-MiniLM-L6-v2, "
@@ -143,9 +133,10 @@ def write_report(folder: Path, info: dict, results: dict, extra: dict, entries: 
         f"- Commit: {info['commit']}",
         f"- Chats: {extra['chats']}; questions scored: {extra['scored']} (abstention and questions without "
         f"evidence ids left out); messages: {extra['messages']:,}", f"- Embedding: {extra['embedding']}", "",
-        markdown_table(["group", "questions", *runs], rows), "",
-        "What the recall runs showed (lookup questions, means): TURN rows, rendered characters, ms per "
-        "`recall.render` (warm, the question's embedding included).", "",
+        markdown_table(["group", "questions", *labels], rows), "",
+        "What the recall runs showed (lookup questions, means): turns shown (an identical message folded "
+        "into a row counts), rendered characters, ms per `recall.render` (warm, the question's embedding "
+        "included).", "",
         markdown_table(["budget", "turns", "characters", "ms"], sizes), "",
     ]
     (folder / "README.md").write_text("\n".join(lines), encoding="utf-8")
@@ -208,8 +199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
              "messages": sum(len(c.turns) for c in selected), "embedding": embedding}
     write_report(args.results, info, results, extra, entries)
     lookup = results.get("lookup", {})
-    print("lookup: " + ", ".join(f"{run} {lookup[run]['all_evidence']:.3f}/{lookup[run]['share']:.3f}"
-                                 for run in budgets() if run in lookup) + f"; report in {args.results}")
+    print("lookup: " + ", ".join(f"{budget_label(run)} {lookup[run]['all_evidence']:.3f}/"
+                                 f"{lookup[run]['share']:.3f}" for run in BUDGETS if run in lookup)
+          + f"; report in {args.results}")
     return 0
 
 

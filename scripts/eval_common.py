@@ -8,6 +8,46 @@ from dataclasses import dataclass, field
 import numpy as np
 from bench_common import model_folder, use_recall_lib
 
+#: The four budgets every evaluation reports, by name: TURN rows with the character budget off (as every
+#: figure before the character default, so they compare with them), and characters of rendered text
+#: (header, FACT and TURN rows) under the module's own row cap. "8000c" is the default render.
+BUDGETS = {
+    "24": {"turns_budget": 24, "max_chars": 0},
+    "10": {"turns_budget": 10, "max_chars": 0},
+    "8000c": {"max_chars": 8000},
+    "4000c": {"max_chars": 4000},
+}
+#: The row budgets' TURN rows: the 10 rows are the first 10 of the 24 (one ranking).
+ROW_BUDGETS = {"24": 24, "10": 10}
+#: The budget a default `recall.render` call renders at.
+DEFAULT_BUDGET = "8000c"
+
+
+def budget_label(name: str) -> str:
+    """"24 rows", "8,000 chars": a budget's name in a report."""
+    if name in ROW_BUDGETS:
+        return f"{ROW_BUDGETS[name]} rows"
+    return f"{BUDGETS[name]['max_chars']:,} chars"
+
+
+def shown_turns(recalled: Mapping) -> list[str]:
+    """The action ids a render's `recalled` map shows, best first when it carries `explain`'s fused ranks
+    (else in display order): each TURN row's own, then the identical messages it stands for (`repeats`:
+    their text and times are on that row, so they are shown)."""
+    turns = recalled["turns"]
+    if turns and "fused" in turns[0]:
+        turns = sorted(turns, key=lambda t: t["fused"]["rank"])
+    return [action for t in turns for action in (t["action_id"], *t.get("repeats", ()))]
+
+
+def row_heads(recalled: Mapping) -> list[str]:
+    """The action id of each TURN row (not its repeats), best first as `shown_turns`."""
+    turns = recalled["turns"]
+    if turns and "fused" in turns[0]:
+        turns = sorted(turns, key=lambda t: t["fused"]["rank"])
+    return [t["action_id"] for t in turns]
+
+
 #: Each ranking signal switched off on its own (the ablations' configs).
 SIGNALS = {
     "speaker": {"speaker_boost": 0},

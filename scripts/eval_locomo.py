@@ -4,12 +4,13 @@
 One command: load the conversations into one graph, embed it through `recall.embed` on the embedded
 runtime (or reuse the embedded export cached under `results/cache/`, keyed by model, input files and
 loader), then for every question call `recall.render` with `today` = the conversation's last session
-date and score the TURN rows shown against the evidence turns, at the default budget and at 10 TURN
-rows (the first 10 of the same fused ranking). In the same run: recall with and without the fact
-lanes and the speaker signal, each ranking signal and each lane switched off on its own, BM25-only
-and dense-only baselines at the same budgets, and leave-one-conversation-out tuning over a grid of
-ranking weights. Writes a markdown report, a PNG and a per-question file under `--results`, and the
-headline figures to `--json`.
+date and score the TURN rows shown against the evidence turns, at the four budgets of
+`eval_common.BUDGETS`: 24 and 10 TURN rows with the character budget off (the 10 the first 10 of the
+same fused ranking), 8,000 characters (the default render) and 4,000. In the same run: recall with and
+without the fact lanes and the speaker signal, each ranking signal and each lane switched off on its
+own (at 24 and 10 rows and at 8,000 characters), BM25-only and dense-only baselines at the row budgets,
+and leave-one-conversation-out tuning over a grid of ranking weights (at the row budgets). Writes a
+markdown report, a PNG and a per-question file under `--results`, and the headline figures to `--json`.
 
     python scripts/eval_locomo.py --conversations ../shared/data/locomo/conv-*.json
 """
@@ -37,7 +38,17 @@ from bench_common import (  # noqa: E402
     graph_cache_key,
     provenance,
 )
-from eval_common import SIGNALS, Baselines, UserTurns, turn_rows  # noqa: E402
+from eval_common import (  # noqa: E402
+    BUDGETS,
+    DEFAULT_BUDGET,
+    ROW_BUDGETS,
+    SIGNALS,
+    Baselines,
+    UserTurns,
+    row_heads,
+    shown_turns,
+    turn_rows,
+)
 from locomo_report import write_report  # noqa: E402
 
 #: Category groups scored: 1-4 together (the headline), each category, and 5 (adversarial) alone.
@@ -45,9 +56,10 @@ GROUPS = {"1-4": frozenset({1, 2, 3, 4}), **{str(c): frozenset({c}) for c in (1,
 LANES = ("memories", "turns", "text", "entities", "facts", "user_facts")
 FACT_LANES = ("entities", "facts", "user_facts")
 NO_FACT_LANES = [lane for lane in LANES if lane not in FACT_LANES]
-#: TURN rows shown: the default budget, and the first 10 of the same ranking.
-DEFAULT_BUDGET = 24
-BUDGETS = (DEFAULT_BUDGET, 10)
+#: The row budget the rankings are read at (the 10 rows are its first 10).
+ROWS = 24
+#: The budgets every ablation is scored at: the row budgets, and the default render's characters.
+ABLATION_BUDGETS = (*ROW_BUDGETS, DEFAULT_BUDGET)
 #: The leave-one-conversation-out grid: a seeded sample of these combinations, plus the defaults.
 GRID = {
     "fusion_k": (3, 5, 8),
@@ -69,14 +81,21 @@ LANE_DEPTH = 200
 # -- data ------------------------------------------------------------------------------------------
 @dataclass
 class Shown:
-    """What one recall call (or baseline) put in front of the model: turns best first (fused rank)."""
+    """What one recall call (or baseline) put in front of the model: the turns shown (best first when
+    ranked; an identical message folded into a row counts, `eval_common.shown_turns`), the TURN rows'
+    own turns, FACT rows and characters."""
 
     turns: list[str]
     facts: int = 0
     chars: int = 0
+    rows: list[str] | None = None  # the TURN rows' own turns, when they differ from `turns`
 
     def first(self, k: int) -> "Shown":
         return Shown(self.turns[:k], self.facts, self.chars)
+
+    @property
+    def row_count(self) -> int:
+        return len(self.turns if self.rows is None else self.rows)
 
 
 def cache_key(model: str, paths: Sequence[Path]) -> str:
@@ -172,25 +191,30 @@ class Recall:
         self.seconds: list[float] = []
 
     def timed(self, question) -> Shown:
-        """The default call as a user makes it (the module embeds the question), checked and timed:
-        the TURN rows of the text against `recalled`, in time order (as shown)."""
+        """The default call as a user makes it (no config: the default budget; the module embeds the
+        question), checked and timed: the TURN rows of the text against `recalled`, in time order (as
+        shown)."""
         start = time.perf_counter()
         row = self._call(question, {})
         self.seconds.append(time.perf_counter() - start)
         text, recalled = row["text"], row["recalled"]
-        from_map = [t["action_id"] for t in recalled["turns"]]
+        from_map = row_heads(recalled)
         from_text = [self.by_minute.get(row, "?") for row in turn_rows(text)]
         fact_lines = sum(1 for line in text.splitlines() if line.startswith("FACT:"))
         self.agree[from_text == from_map and fact_lines == len(recalled["facts"])] += 1
-        return Shown(from_map, len(recalled["facts"]), len(text))
+        return Shown(shown_turns(recalled), len(recalled["facts"]), len(text), from_map)
 
-    def ranked(self, question, config: dict) -> Shown:
-        """The TURN rows best first (their fused rank, from `explain`), with the question's vector given."""
-        recalled = self._call(question, {**config, "explain": True,
-                                         "query_vector": self.vectors[(question.user_id, question.index)]})
-        recalled = recalled["recalled"]
-        turns = sorted(recalled["turns"], key=lambda t: t["fused"]["rank"])
-        return Shown([t["action_id"] for t in turns], len(recalled["facts"]))
+    def ranked(self, question, config: dict, budget: str = str(ROWS)) -> Shown:
+        """What `budget` (a name of `eval_common.BUDGETS`) shows with `config` and the question's vector
+        given: at a row budget best first (fused rank, from `explain`), under characters as displayed
+        (the plain render, whose characters count)."""
+        explain = budget in ROW_BUDGETS
+        config = {**BUDGETS[budget], **config, "explain": explain,
+                  "query_vector": self.vectors[(question.user_id, question.index)]}
+        row = self._call(question, config)
+        recalled = row["recalled"]
+        chars = 0 if explain else len(row["text"])
+        return Shown(shown_turns(recalled), len(recalled["facts"]), chars, row_heads(recalled))
 
     def lane_ranks(self, question) -> dict[str, dict[str, int]]:
         """`recall.lanes` at depth: each turn lane's (and the fused ranking's) rank of every turn it has."""
@@ -222,7 +246,7 @@ def summary_of(chosen: list, outcomes: dict) -> dict[str, float]:
     recalls = [evidence_recall(q, s) for q, s in zip(chosen, shown, strict=True)]
     return {"all_evidence": round(sum(r == 1.0 for r in recalls) / len(chosen), 4),
             "mean_evidence_recall": round(statistics.fmean(recalls), 4),
-            "turn_rows": round(statistics.fmean(len(s.turns) for s in shown), 2),
+            "turn_rows": round(statistics.fmean(s.row_count for s in shown), 2),
             "fact_rows": round(statistics.fmean(s.facts for s in shown), 2),
             "chars": round(statistics.fmean(s.chars for s in shown), 1), "n": len(chosen)}
 
@@ -233,10 +257,17 @@ def summarize(questions: list, outcomes: dict) -> dict[str, dict[str, float]]:
             for group, categories in GROUPS.items()}
 
 
-def at_budgets(questions: list, outcomes: dict) -> dict[str, dict]:
-    """`summarize` at the default budget and at the first 10 TURN rows of the same ranking."""
-    return {str(k): summarize(questions, {key: shown.first(k) for key, shown in outcomes.items()})
-            for k in BUDGETS}
+def at_budgets(questions: list, outcomes: dict[str, dict]) -> dict[str, dict]:
+    """`summarize` per budget: `outcomes` maps a budget to each question's `Shown`; a run at 24 rows is
+    also scored at the first 10 of the same ranking."""
+    out = {}
+    for budget in BUDGETS:
+        if budget in outcomes:
+            out[budget] = summarize(questions, outcomes[budget])
+        elif budget in ROW_BUDGETS and str(ROWS) in outcomes:
+            k = ROW_BUDGETS[budget]
+            out[budget] = summarize(questions, {key: s.first(k) for key, s in outcomes[str(ROWS)].items()})
+    return out
 
 
 def key_of(question) -> tuple[str, int]:
@@ -244,6 +275,7 @@ def key_of(question) -> tuple[str, int]:
 
 
 def share(questions: list, outcomes: dict, k: int) -> float:
+    # the leave-one-out grid is read at the row budgets: the first `k` of each 24-row ranking
     """All-evidence share of category 1-4 questions within the first `k` TURN rows."""
     chosen = [q for q in questions if q.category in GROUPS["1-4"]]
     return sum(set(q.evidence) <= set(outcomes[key_of(q)].turns[:k]) for q in chosen) / max(len(chosen), 1)
@@ -266,19 +298,21 @@ def leave_one_out(questions: list, users: list[str], configs: list[dict], outcom
     folds = []
     for held_out in users:
         dev = set(users) - {held_out}
-        best = max(range(len(configs)), key=lambda i: sum(score(i, dev, k) for k in BUDGETS))
+        best = max(range(len(configs)), key=lambda i: sum(score(i, dev, k) for k in ROW_BUDGETS.values()))
         folds.append({"held_out": held_out, "config": configs[best],
-                      "dev": {str(k): round(score(best, dev, k), 4) for k in BUDGETS},
-                      "held_out_score": {str(k): round(score(best, {held_out}, k), 4) for k in BUDGETS},
+                      "dev": {b: round(score(best, dev, k), 4) for b, k in ROW_BUDGETS.items()},
+                      "held_out_score": {b: round(score(best, {held_out}, k), 4)
+                                         for b, k in ROW_BUDGETS.items()},
                       "n": sum(q.user_id == held_out and q.category in GROUPS["1-4"] for q in questions)})
     total = sum(f["n"] for f in folds)
-    mean = {str(k): round(sum(f["held_out_score"][str(k)] * f["n"] for f in folds) / total, 4)
-            for k in BUDGETS}
-    in_sample = max(range(len(configs)), key=lambda i: sum(score(i, set(users), k) for k in BUDGETS))
+    mean = {b: round(sum(f["held_out_score"][b] * f["n"] for f in folds) / total, 4) for b in ROW_BUDGETS}
+    in_sample = max(range(len(configs)),
+                    key=lambda i: sum(score(i, set(users), k) for k in ROW_BUDGETS.values()))
     return {"folds": folds, "mean": mean, "grid_size": len(configs), "defaults": DEFAULTS,
-            "defaults_score": {str(k): round(score(0, set(users), k), 4) for k in BUDGETS},
+            "defaults_score": {b: round(score(0, set(users), k), 4) for b, k in ROW_BUDGETS.items()},
             "best_in_sample": {"config": configs[in_sample],
-                               **{str(k): round(score(in_sample, set(users), k), 4) for k in BUDGETS}}}
+                               **{b: round(score(in_sample, set(users), k), 4)
+                                  for b, k in ROW_BUDGETS.items()}}}
 
 
 # -- per question ----------------------------------------------------------------------------------
@@ -320,6 +354,13 @@ def miss_buckets(entries: list[dict]) -> dict[str, Counter]:
 # -- main ------------------------------------------------------------------------------------------
 def run_all(name: str, questions: list, call: Callable) -> dict:
     return {key_of(q): call(q) for q in tqdm(questions, desc=name, unit="q", leave=False)}
+
+
+def run_budgets(name: str, questions: list, recall: "Recall", config: dict,
+                budgets: Sequence[str] = ABLATION_BUDGETS) -> dict[str, dict]:
+    """budget -> question -> `Shown` of `recall.ranked` with `config`; the 10 rows are read off the 24."""
+    return {budget: run_all(f"{name} @{budget}", questions, lambda q, b=budget: recall.ranked(q, config, b))
+            for budget in budgets if budget != "10"}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -371,32 +412,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     recall = Recall(runtime, model, by_minute, {key: v.tolist() for key, v in baselines.vectors.items()})
 
     shown = run_all("recall (timed)", scored, recall.timed)
-    ranked = {"recall": run_all("recall", scored, lambda q: recall.ranked(q, {}))}
-    ranked["recall, speaker off"] = run_all("speaker off", scored,
-                                            lambda q: recall.ranked(q, SIGNALS["speaker"]))
-    no_facts = {"lanes": NO_FACT_LANES, "turns_budget": DEFAULT_BUDGET}
-    ranked["recall without fact lanes"] = run_all("no facts", scored, lambda q: recall.ranked(q, no_facts))
-    ranked["recall without fact lanes, speaker off"] = run_all(
-        "no facts, speaker off", scored, lambda q: recall.ranked(q, {**no_facts, **SIGNALS["speaker"]}))
-    signal_runs = {name: run_all(f"without {name}", scored, lambda q, c=config: recall.ranked(q, c))
+    ranked = {"recall": run_budgets("recall", scored, recall, {}, BUDGETS)}
+    ranked["recall, speaker off"] = run_budgets("speaker off", scored, recall, SIGNALS["speaker"])
+    no_facts = {"lanes": NO_FACT_LANES}
+    ranked["recall without fact lanes"] = run_budgets("no facts", scored, recall, no_facts)
+    ranked["recall without fact lanes, speaker off"] = run_budgets(
+        "no facts, speaker off", scored, recall, {**no_facts, **SIGNALS["speaker"]})
+    signal_runs = {name: run_budgets(f"without {name}", scored, recall, config)
                    for name, config in SIGNALS.items()}
     lane_runs = {}
     for lane in (*LANES, "fact lanes"):
         off = FACT_LANES if lane == "fact lanes" else (lane,)
-        config = {"lanes": [x for x in LANES if x not in off], "turns_budget": DEFAULT_BUDGET}
-        lane_runs[lane] = run_all(f"without {lane}", scored, lambda q, c=config: recall.ranked(q, c))
+        lane_runs[lane] = run_budgets(f"without {lane}", scored, recall,
+                                      {"lanes": [x for x in LANES if x not in off]})
     orders = {key_of(q): (baselines.bm25_order(key_of(q)), baselines.dense_order(key_of(q))) for q in scored}
     for position, kind in enumerate(("bm25", "dense")):
-        ranked[f"{kind} alone"] = {key: Shown(order[position][:DEFAULT_BUDGET])
-                                   for key, order in orders.items()}
+        ranked[f"{kind} alone"] = {str(ROWS): {key: Shown(order[position][:ROWS])
+                                               for key, order in orders.items()}}
     configs = grid_configs(args.grid)
     grid = [run_all(f"grid {i + 1}/{len(configs)}", scored, lambda q, c=config: recall.ranked(q, c))
             for i, config in enumerate(configs)]
     lane_ranks = {key_of(q): recall.lane_ranks(q) for q in tqdm(scored, desc="recall.lanes", leave=False)}
 
-    questions = per_question(scored, ranked["recall"], lane_ranks, orders)
-    ten = run_all("turns_budget 10", scored, lambda q: recall.ranked(q, {"turns_budget": 10}))
-    prefix_ok = all(ten[key].turns == ranked["recall"][key].turns[:10] for key in ten)
+    rows24 = ranked["recall"][str(ROWS)]
+    questions = per_question(scored, rows24, lane_ranks, orders)
+    ten = ranked["recall"]["10"] = run_all("turns_budget 10", scored, lambda q: recall.ranked(q, {}, "10"))
+    prefix_ok = all(ten[key].rows == rows24[key].rows[: len(ten[key].rows)] for key in ten)
+    chars8k = ranked["recall"][DEFAULT_BUDGET]
+    default_ok = all(set(shown[key].turns) == set(chars8k[key].turns) for key in shown)
     results = {
         "recall": summarize(scored, shown),
         "side_by_side": {name: at_budgets(scored, outcome) for name, outcome in ranked.items()},
@@ -411,6 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "dropped": sum(1 for i in data.evidence_issues if not i.resolved),
         "embedding": embedding, "agree": recall.agree[True], "calls": sum(recall.agree.values()),
         "render_ms": 1000 * statistics.fmean(recall.seconds), "prefix_ok": prefix_ok,
+        "default_ok": default_ok,
         "per_conversation": {user: summary_of([q for q in scored if q.user_id == user and q.category < 5],
                                               shown) for user in data.users},
         "misses": miss_buckets(questions), "fact_sources": sum(len(v) for v in fact_sources.values()),
@@ -419,15 +463,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     head = results["side_by_side"]["recall"]
-    print(f"recall, categories 1-4: all evidence {head[str(DEFAULT_BUDGET)]['1-4']['all_evidence']:.3f} at "
-          f"{DEFAULT_BUDGET} TURN rows, {head['10']['1-4']['all_evidence']:.3f} at 10; category 5 "
-          f"{head[str(DEFAULT_BUDGET)]['5']['all_evidence']:.3f}; leave-one-out mean "
-          f"{results['leave_one_out']['mean']}; report in {args.results}")
+    print(f"recall, categories 1-4: all evidence {head['8000c']['1-4']['all_evidence']:.3f} at 8,000 "
+          f"characters (the default), {head['4000c']['1-4']['all_evidence']:.3f} at 4,000, "
+          f"{head['24']['1-4']['all_evidence']:.3f} at 24 TURN rows, {head['10']['1-4']['all_evidence']:.3f} "
+          f"at 10; category 5 {head['24']['5']['all_evidence']:.3f} at 24 rows, "
+          f"{head['8000c']['5']['all_evidence']:.3f} at 8,000 characters; "
+          f"leave-one-out mean {results['leave_one_out']['mean']}; report in {args.results}")
     if recall.agree[False]:
         print(f"WARNING: rendered rows disagree with `recalled` in {recall.agree[False]} calls",
               file=sys.stderr)
     if not prefix_ok:
-        print("WARNING: turns_budget=10 did not show the first 10 of the default ranking", file=sys.stderr)
+        print("WARNING: turns_budget=10 did not show the first 10 of the 24-row ranking", file=sys.stderr)
+    if not default_ok:
+        print("WARNING: the default call did not show what max_chars 8000 shows", file=sys.stderr)
     return 0
 
 

@@ -3,12 +3,13 @@
 
 One command: load the file (each question its own user in one graph), embed it through `recall.embed` on
 the embedded runtime (or reuse the embedded graph cached under `results/cache/`, resuming a run that was
-interrupted), then for every question call `recall.render` with `today` = the question's date at a fixed
-24 TURN rows (and 10, the first 10 of the same ranking) and score the rows against the `has_answer`
-turns. In the same run: LongMemEval's own retrieval metrics of recall's fused ranking (user turns only,
-deep enough for k = 50), of BM25 alone and of dense alone; the time of a first (cold) and a second (warm)
-`recall.render` per question; each evidence turn's rank in the fused ranking and in each lane. Writes a
-markdown report, a PNG, `questions.jsonl` and `details.json` under `--results`.
+interrupted), then for every question call `recall.render` with `today` = the question's date at the four
+budgets of `eval_common.BUDGETS` (24 and 10 TURN rows, the 10 the first 10 of the same ranking, with the
+character budget off; 8,000 characters, the default render, and 4,000) and score the rows against the
+`has_answer` turns. In the same run: LongMemEval's own retrieval metrics of recall's fused ranking (user
+turns only, deep enough for k = 50), of BM25 alone and of dense alone; the time of a first (cold) and a
+second (warm) default `recall.render` per question; each evidence turn's rank in the fused ranking and in
+each lane. Writes a markdown report, a PNG, `questions.jsonl` and `details.json` under `--results`.
 
     python scripts/eval_longmemeval.py --data ../shared/data/longmemeval/longmemeval_s_dev.json
 """
@@ -26,13 +27,21 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import ROOT, configure_model, fast_call, graph_cache_key, provenance  # noqa: E402
-from eval_common import SIGNALS, Baselines, UserTurns, turn_rows  # noqa: E402
+from eval_common import (  # noqa: E402
+    BUDGETS,
+    DEFAULT_BUDGET,
+    SIGNALS,
+    Baselines,
+    UserTurns,
+    row_heads,
+    shown_turns,
+    turn_rows,
+)
 from longmemeval_cache import ActionVertices, CacheFiles, load_embedded  # noqa: E402
 from longmemeval_metrics import KS  # noqa: E402
 from longmemeval_report import write_report  # noqa: E402
 from longmemeval_scoring import (  # noqa: E402
     BUDGET,
-    BUDGETS,
     Outcome,
     benchmark_ids,
     coverage,
@@ -71,28 +80,29 @@ class Recall:
         return row, time.perf_counter() - start
 
     def measure(self, question) -> tuple[dict, tuple[float, float], bool]:
-        """The first call on a cold cache for this user, then a second one; the rows shown, checked."""
+        """The first call on a cold cache for this user, then a second one, at the default budget; the
+        rows shown, checked."""
         self.runtime.call("recall.invalidate", question.user_id)
-        row, first = self._render(question, {"turns_budget": BUDGET})
-        again, second = self._render(question, {"turns_budget": BUDGET})
+        row, first = self._render(question, BUDGETS[DEFAULT_BUDGET])
+        again, second = self._render(question, BUDGETS[DEFAULT_BUDGET])
         text, recalled = row["text"], row["recalled"]
         from_text = [self.by_minute.get(key, "?") for key in turn_rows(text)]
         agree = from_text == [t["action_id"] for t in recalled["turns"]] and again["text"] == text
         return row, (first, second), agree
 
     def order(self, question, config: dict) -> list[str]:
-        """The TURN rows at BUDGET with `config`, best first (fused rank, from `explain`)."""
-        row, _ = self._render(question, {**config, "turns_budget": BUDGET, "explain": True})
-        return [t["action_id"] for t in sorted(row["recalled"]["turns"], key=lambda t: t["fused"]["rank"])]
+        """The turns shown at BUDGET rows with `config`, best first (`eval_common.shown_turns`)."""
+        row, _ = self._render(question, {**config, **BUDGETS[str(BUDGET)], "explain": True})
+        return shown_turns(row["recalled"])
 
-    def ranked(self, question, budget: int) -> tuple[list[str], Counter, int]:
-        """The TURN rows best first (fused rank, from `explain`), the signals that lifted them, and the
-        plain render's characters at that budget."""
-        row, _ = self._render(question, {"turns_budget": budget, "explain": True})
-        turns = sorted(row["recalled"]["turns"], key=lambda t: t["fused"]["rank"])
-        lifts = Counter(lift.split()[0] for t in turns for lift in t["fused"]["lifts"])
-        plain, _ = self._render(question, {"turns_budget": budget})
-        return [t["action_id"] for t in turns], lifts, len(plain["text"])
+    def ranked(self, question, budget: str) -> tuple[list[str], list[str], Counter, int]:
+        """At `budget` (a name of `eval_common.BUDGETS`): the turns shown best first
+        (`eval_common.shown_turns`), the TURN rows' own turns, the signals that lifted them, and the
+        plain render's characters."""
+        row, _ = self._render(question, {**BUDGETS[budget], "explain": True})
+        lifts = Counter(lift.split()[0] for t in row["recalled"]["turns"] for lift in t["fused"]["lifts"])
+        plain, _ = self._render(question, BUDGETS[budget])
+        return shown_turns(row["recalled"]), row_heads(row["recalled"]), lifts, len(plain["text"])
 
     def deep(self, question) -> dict[str, dict[str, int]]:
         """`recall.render` at depth with `explain`: the fused rank of every turn the ranking holds, and the
@@ -100,10 +110,11 @@ class Recall:
 
         Not `recall.lanes`: it takes no `today`, so its fused lane has no relative dates ("last week")
         and ranks differently from the rows render shows whenever the question has one."""
-        row, _ = self._render(question, {"turns_budget": DEEP, "explain": True})
+        row, _ = self._render(question, {"turns_budget": DEEP, "max_chars": 0, "explain": True})
         ranks: dict[str, dict[str, int]] = {"fused": {}, "text": {}, "turns": {}}
-        for turn in row["recalled"]["turns"]:
-            ranks["fused"][turn["action_id"]] = turn["fused"]["rank"]
+        for turn in sorted(row["recalled"]["turns"], key=lambda t: t["fused"]["rank"]):
+            for shown in (turn["action_id"], *turn.get("repeats", ())):  # a repeat at its row's rank
+                ranks["fused"][shown] = turn["fused"]["rank"]
             for lane in turn["lanes"]:
                 if lane["lane"] in ranks:
                     ranks[lane["lane"]][turn["action_id"]] = lane["rank"]
@@ -116,19 +127,25 @@ def in_order(ranks: dict[str, int]) -> list[str]:
 
 def evaluate(question, recall: Recall, baselines: Baselines) -> Outcome:
     row, seconds, agree = recall.measure(question)
-    shown24, lifts, chars24 = recall.ranked(question, BUDGET)
-    shown10, _, chars10 = recall.ranked(question, 10)
+    ranked = {budget: recall.ranked(question, budget) for budget in BUDGETS}
+    rows = {budget: found[0] for budget, found in ranked.items()}
+    heads = {budget: found[1] for budget, found in ranked.items()}
+    chars = {budget: found[3] for budget, found in ranked.items()}
+    lifts = ranked[str(BUDGET)][2]
     lanes = recall.deep(question)
     fused = in_order(lanes["fused"])
-    shown = {t["action_id"] for t in row["recalled"]["turns"]}
-    prefix_ok = shown10 == shown24[:10] and fused[:BUDGET] == shown24 and set(shown24) == shown
+    default_rows = set(shown_turns(row["recalled"]))
+    deep_heads = list(dict.fromkeys(lanes["fused"][a] for a in fused))  # one rank per row
+    prefix_ok = (heads["10"] == heads["24"][: len(heads["10"])]
+                 and [lanes["fused"][a] for a in heads["24"]] == deep_heads[: len(heads["24"])])
     orders = {"recall": fused, "bm25": baselines.bm25_order(question.user_id),
               "dense": baselines.dense_order(question.user_id)}
-    shown_by_run = {"recall": shown24, **{run: orders[run][:BUDGET] for run in ("bm25", "dense")}}
-    return Outcome(shown=shown_by_run,
-                   chars={BUDGET: chars24, 10: chars10}, orders=orders, lane_ranks=lanes, seconds=seconds,
-                   lifts=lifts, agree=agree and chars24 == len(row["text"]), prefix_ok=prefix_ok,
-                   signals_off={name: recall.order(question, config) for name, config in SIGNALS.items()})
+    shown_by_run = {"recall": rows["24"], **{run: orders[run][:BUDGET] for run in ("bm25", "dense")}}
+    agree = agree and chars[DEFAULT_BUDGET] == len(row["text"]) and set(rows[DEFAULT_BUDGET]) == default_rows
+    return Outcome(shown=shown_by_run, chars=chars, orders=orders, lane_ranks=lanes, seconds=seconds,
+                   lifts=lifts, agree=agree, prefix_ok=prefix_ok,
+                   signals_off={name: recall.order(question, config) for name, config in SIGNALS.items()},
+                   within=rows)
 
 
 # -- data ------------------------------------------------------------------------------------------
@@ -249,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "agree": sum(o.agree for o in outcomes.values()),
         "prefix_ok": sum(o.prefix_ok for o in outcomes.values()),
         "lifted": dict(sum((Counter({k: 1 for k in o.lifts}) for o in outcomes.values()), Counter())),
-        "budgets": list(BUDGETS), "ks": list(KS), "deep": DEEP,
+        "budgets": BUDGETS, "ks": list(KS), "deep": DEEP,
         "torch_threads": os.environ["RECALL_TORCH_THREADS"], "scoring_threads": SCORING_THREADS,
         "load_average": load,
         "deep_user_turns_min": min(sum(a in benchmark_ids(q)[0] for a in outcomes[q.user_id].orders["recall"])
@@ -258,7 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_report(args.results, info, results, extra, entries)
     head = results["shown"]["recall"]
     lme = results["longmemeval"]["recall"]["all"]["turn"]
-    print(f"recall: all evidence {head[str(BUDGET)]['all']['all_evidence']:.3f} at {BUDGET} TURN rows, "
+    print(f"recall: all evidence {head['8000c']['all']['all_evidence']:.3f} at 8,000 characters (the "
+          f"default), {head['4000c']['all']['all_evidence']:.3f} at 4,000, "
+          f"{head['24']['all']['all_evidence']:.3f} at 24 TURN rows, "
           f"{head['10']['all']['all_evidence']:.3f} at 10 ({len(scored)} questions); LongMemEval turn "
           f"recall_all@10 {lme['recall_all@10']:.3f}, @50 {lme['recall_all@50']:.3f}; report in "
           f"{args.results}")

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from bench_common import markdown_table, provenance_lines
+from eval_common import budget_label
 
 RUN_NAMES = {"recall": "recall", "bm25": "BM25 alone", "dense": "dense alone"}
 LEVELS = ("turn", "session")
@@ -13,22 +14,21 @@ UPSTREAM = (79, 92)
 
 
 def _side_by_side(shown: dict, key: str) -> str:
-    budgets = list(shown["recall"])
-    headers = ["questions", "n", *(f"{RUN_NAMES[run]} @{k}" for k in budgets for run in shown)]
-    rows = [[name, shown["recall"][budgets[0]][name]["n"],
-             *(shown[run][k][name][key] for k in budgets for run in shown)]
-            for name in shown["recall"][budgets[0]]]
+    """One column per run and budget it was scored at (the baselines at the row budgets only)."""
+    columns = [(run, budget) for budget in shown["recall"] for run in shown if budget in shown[run]]
+    headers = ["questions", "n", *(f"{RUN_NAMES[run]} @{budget_label(b)}" for run, b in columns)]
+    first = next(iter(shown["recall"].values()))
+    rows = [[name, first[name]["n"], *(shown[run][b][name][key] for run, b in columns)] for name in first]
     return markdown_table(headers, rows)
 
 
 def _recall_rows(shown: dict) -> str:
     recall = shown["recall"]
-    headers = ["questions", "any evidence @24", "any @10", "answer sessions touched @24", "@10",
-               "evidence turns shown @24", "chars @24", "chars @10"]
-    rows = [[name, recall["24"][name]["any_evidence"], recall["10"][name]["any_evidence"],
-             recall["24"][name]["answer_sessions"], recall["10"][name]["answer_sessions"],
-             recall["24"][name]["evidence_recall"], recall["24"][name]["chars"], recall["10"][name]["chars"]]
-            for name in recall["24"]]
+    budgets = list(recall)
+    headers = ["questions", *(f"{stat} @{budget_label(b)}" for stat in
+                              ("evidence turns shown", "TURN rows", "chars") for b in budgets)]
+    keys = ("evidence_recall", "turn_rows", "chars")
+    rows = [[name, *(recall[b][name][key] for key in keys for b in budgets)] for name in recall["24"]]
     return markdown_table(headers, rows)
 
 
@@ -55,8 +55,9 @@ def _lme_per_type(lme: dict, level: str) -> str:
 
 def _signals(off: dict, shown: dict) -> str:
     names = list(shown["recall"]["24"])
+    budgets = next(iter(off.values())).keys() if off else ("24", "10")
     rows = [["recall (all signals on)", k, *(shown["recall"][k][g]["all_evidence"] for g in names)]
-            for k in shown["recall"]]
+            for k in budgets]
     rows += [[f"without {name}", k, *(off[name][k][g] for g in names)] for name in off for k in off[name]]
     return markdown_table(["run", "TURN rows", *names], rows)
 
@@ -210,13 +211,20 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         "extractor "
         "gets). Each question is its own user with its own history (~48 sessions, ~490 turns). Headline: the "
         "share of questions whose `has_answer` turns (user or assistant) ALL appear among the TURN rows of "
-        "`recall.render`, at a fixed 24 TURN rows and at 10 (the first 10 of the same ranking). Abstention "
+        "`recall.render`, at the default budget (8,000 characters of rendered text: header and rows), at "
+        "4,000, and with the character budget off at a fixed 24 TURN rows and at 10 (the first 10 of the "
+        "same ranking; a message said again word for word is shown once, and counts as shown). Abstention "
         "questions (`_abs`) are not scored. The role and neighbour weights (`role_boost`, "
         "`neighbour_boost`) were chosen on this file and LoCoMo's together, the others on LoCoMo; the "
         "leave-one-type-out section shows what that is worth.", "",
         *provenance_lines(info), "", "## Data", "", *_data_lines(extra), "",
         "## Headline", "",
-        f"- All evidence shown: **{head['24']['all']['all_evidence']:.3f}** at 24 TURN rows ({n24} of "
+        f"- All evidence shown at the default budget, 8,000 characters of rendered text: "
+        f"**{head['8000c']['all']['all_evidence']:.3f}** ({head['8000c']['all']['turn_rows']:.1f} TURN rows, "
+        f"{head['8000c']['all']['chars']:.0f} characters on average); at 4,000 characters "
+        f"**{head['4000c']['all']['all_evidence']:.3f}**.",
+        f"- With the character budget off: **{head['24']['all']['all_evidence']:.3f}** at 24 TURN rows "
+        f"({n24} of "
         f"{head['24']['all']['n']}), **{head['10']['all']['all_evidence']:.3f}** at 10; BM25 alone "
         f"{shown['bm25']['24']['all']['all_evidence']:.3f} / "
         f"{shown['bm25']['10']['all']['all_evidence']:.3f}, "
@@ -243,7 +251,7 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         "Any evidence turn shown:", "", _side_by_side(shown, "any_evidence"), "",
         "Every answer session touched by a shown row:", "", _side_by_side(shown, "answer_sessions"), "",
         "Distinct sessions the rows come from (mean):", "", _side_by_side(shown, "sessions"), "",
-        "recall alone: any evidence, sessions, share of evidence turns shown and characters rendered:", "",
+        "recall alone: share of evidence turns shown, TURN rows and characters rendered per budget:", "",
         _recall_rows(shown), "",
         "## LongMemEval's retrieval metrics", "",
         "As its repository defines them (`src/retrieval/eval_utils.py`, `run_retrieval.py`): each ranking is "
@@ -269,7 +277,8 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         _tuning_lines(results["leave_one_type_out"]), "",
         "## recall.render time per question", "",
         "First call on a cold cache for that user (`recall.invalidate` before it: the user's snapshot is "
-        "built, the question embedded), then a second call (warm), both at 24 TURN rows with the module "
+        "built, the question embedded), then a second call (warm), both at the default budget (8,000 "
+        "characters) with the module "
         f"embedding the question, on {extra['scoring_threads']} torch thread(s) (the module's default; "
         "the embedding used more). The model is loaded before the first timed call.", "",
         _times(results["render_time"]), "",
@@ -284,6 +293,7 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         "Per question and turn in `questions.jsonl`.", "",
         _misses(results["misses"], "24"), "",
         "The same at 10 TURN rows:", "", _misses(results["misses"], "10"), "",
+        "The same at 8,000 characters (the default):", "", _misses(results["misses"], "8000c"), "",
         "Each evidence turn missing from the 24 rows, with its rank in the deep fused ranking, in the "
         "`turns` and `text` lanes (first 300 each; - = not among them) and in the full BM25 / dense rankings "
         "(- = BM25 does not match it):", "", _failing(entries, "24"), "",

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bench_common import ms
+from eval_common import BUDGETS, ROW_BUDGETS
 from longmemeval_metrics import complete, evidence_shown, mean_metrics, question_metrics
 
-#: TURN rows shown: fixed (not the module's default, which may change), and the first 10 of that ranking.
+#: The row budget the ablations, misses and rankings are read at: fixed TURN rows, not the module's default.
 BUDGET = 24
-BUDGETS = (BUDGET, 10)
 RUNS = ("recall", "bm25", "dense")
 #: The depths of the "how deep does the evidence sit" table.
 DEPTHS = (10, 24, 50, 100, 200)
@@ -27,7 +27,7 @@ class Outcome:
     """Everything measured for one question."""
 
     shown: dict[str, list[str]]  # run -> its TURN rows at BUDGET, best first
-    chars: dict[int, int]  # recall's rendered characters per budget
+    chars: dict[str, int]  # recall's rendered characters per budget (`eval_common.BUDGETS`)
     orders: dict[str, list[str]]  # run -> its ranking of the user's turns, best first
     lane_ranks: dict[str, dict[str, int]]  # "fused" (deep), "text", "turns" (their top hits) -> turn -> rank
     seconds: tuple[float, float]  # first and second recall.render
@@ -35,6 +35,20 @@ class Outcome:
     agree: bool  # the TURN rows of the text are the `recalled` turns, and the second call renders the same
     prefix_ok: bool  # the 10 rows are the first 10 of the 24, the 24 the first 24 of the deep ranking
     signals_off: dict[str, list[str]] = field(default_factory=dict)  # a signal off -> its rows, best first
+    within: dict[str, list[str]] = field(default_factory=dict)  # budget -> the turns recall's render showed
+
+    def rows(self, run: str, budget: str) -> list[str]:
+        """The turns `run` shows at `budget`: recall's what its render at that budget showed (an identical
+        message folded into a row counts), a baseline's the first rows of its ranking."""
+        if run == "recall":
+            return self.within[budget]
+        return self.shown[run][: ROW_BUDGETS[budget]]
+
+
+def budgets_of(run: str) -> list[str]:
+    """The budgets a run is scored at: recall at all four, the baselines at the row budgets (they render
+    nothing)."""
+    return list(BUDGETS) if run == "recall" else list(ROW_BUDGETS)
 
 
 def groups(questions: Sequence) -> dict[str, list]:
@@ -47,10 +61,10 @@ def groups(questions: Sequence) -> dict[str, list]:
 
 
 # -- evidence shown --------------------------------------------------------------------------------
-def shown_scores(question, outcome: Outcome, run: str, k: int) -> dict[str, float]:
+def shown_scores(question, outcome: Outcome, run: str, budget: str) -> dict[str, float]:
     session_of = {t.action_id: t.haystack_session_id for t in question.turns}
     answer = {t.haystack_session_id for t in question.turns if t.session_id in question.answer_sessions}
-    return evidence_shown(question.evidence, answer, outcome.shown[run][:k], session_of)
+    return evidence_shown(question.evidence, answer, outcome.rows(run, budget), session_of)
 
 
 def coverage(questions: Sequence, outcomes: dict) -> dict:
@@ -58,24 +72,27 @@ def coverage(questions: Sequence, outcomes: dict) -> dict:
     out: dict = {}
     for run in RUNS:
         out[run] = {}
-        for k in BUDGETS:
-            out[run][str(k)] = {}
+        for budget in budgets_of(run):
+            out[run][budget] = {}
             for name, members in groups(questions).items():
-                scores = [shown_scores(q, outcomes[q.user_id], run, k) for q in members]
+                scores = [shown_scores(q, outcomes[q.user_id], run, budget) for q in members]
                 summary = {key: round(statistics.fmean(s[key] for s in scores), 4) for key in scores[0]}
                 if run == "recall":
-                    chars = [outcomes[q.user_id].chars[k] for q in members]
+                    chars = [outcomes[q.user_id].chars[budget] for q in members]
                     summary["chars"] = round(statistics.fmean(chars), 1)
-                out[run][str(k)][name] = {**summary, "n": len(members)}
+                    summary["turn_rows"] = round(statistics.fmean(
+                        len(outcomes[q.user_id].rows(run, budget)) for q in members), 2)
+                out[run][budget][name] = {**summary, "n": len(members)}
     return out
 
 
 def signals_off(questions: Sequence, outcomes: dict) -> dict:
     """signal switched off -> budget -> group -> the all-evidence share of recall's rows without it."""
     names = next(iter(outcomes.values())).signals_off if outcomes else {}
-    return {name: {str(k): {group: round(statistics.fmean(
+    return {name: {budget: {group: round(statistics.fmean(
         set(q.evidence) <= set(outcomes[q.user_id].signals_off[name][:k]) for q in members), 4)
-        for group, members in groups(questions).items()} for k in BUDGETS} for name in names}
+        for group, members in groups(questions).items()} for budget, k in ROW_BUDGETS.items()}
+        for name in names}
 
 
 # -- LongMemEval's metrics -------------------------------------------------------------------------
@@ -151,9 +168,10 @@ def per_question(questions: Sequence, outcomes: dict) -> list[dict]:
         among_user = {run: rank_of([a for a in order if a in ids]) for run, order in outcome.orders.items()}
         turns = {t.action_id: t for t in q.turns}
         shown = outcome.shown["recall"]
+        rows = {budget: set(outcome.rows("recall", budget)) for budget in BUDGETS}
         evidence = [{
             "turn": turn, "benchmark_id": turns[turn].benchmark_id, "role": turns[turn].role,
-            "shown_24": turn in shown, "shown_10": turn in shown[:10],
+            **{f"shown_{budget}": turn in rows[budget] for budget in BUDGETS},
             "ranks": {"fused": outcome.lane_ranks["fused"].get(turn),
                       "turns": outcome.lane_ranks["turns"].get(turn),
                       "text": outcome.lane_ranks["text"].get(turn),
@@ -162,10 +180,11 @@ def per_question(questions: Sequence, outcomes: dict) -> list[dict]:
         } for turn in q.evidence]
         entries.append({
             "id": q.question_id, "type": q.question_type, "turns": len(q.turns), "evidence": evidence,
-            "all_evidence": {str(k): set(q.evidence) <= set(shown[:k]) for k in BUDGETS},
-            "answer_sessions_touched": {str(k): bool(shown_scores(q, outcome, "recall", k)["answer_sessions"])
-                                        for k in BUDGETS},
-            "shown_24": shown, "chars": {str(k): v for k, v in outcome.chars.items()},
+            "all_evidence": {budget: set(q.evidence) <= rows[budget] for budget in BUDGETS},
+            "answer_sessions_touched": {
+                budget: bool(shown_scores(q, outcome, "recall", budget)["answer_sessions"])
+                for budget in BUDGETS},
+            "shown_24": shown, "chars": dict(outcome.chars),
             "render_ms": {"first": ms(outcome.seconds[0]), "second": ms(outcome.seconds[1])},
             "lifts": dict(outcome.lifts), "checks": {"agree": outcome.agree, "prefix_ok": outcome.prefix_ok},
         })
@@ -183,7 +202,7 @@ def misses(entries: list[dict]) -> dict:
     ranking and by their best rank in the `turns` or `text` lane."""
     out: dict = {}
     for entry in entries:
-        for budget in map(str, BUDGETS):
+        for budget in BUDGETS:
             for ev in entry["evidence"]:
                 if ev[f"shown_{budget}"]:
                     continue

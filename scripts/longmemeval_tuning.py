@@ -11,7 +11,7 @@ import random
 import statistics
 from collections.abc import Callable, Sequence
 
-from longmemeval_scoring import BUDGETS
+from eval_common import ROW_BUDGETS
 
 #: The grid: the signals a conversation's shape moves (LoCoMo's grid holds the others).
 GRID = {
@@ -43,11 +43,12 @@ def all_shown(question, rows: Sequence[str], k: int) -> bool:
 def leave_one_type_out(questions: Sequence, configs: list[dict],
                        rows: Callable[[int, str], Sequence[str]]) -> dict:
     """`rows(config index, user_id)`: that config's TURN rows for the question, best first."""
-    def share(index: int, members: Sequence, k: int) -> float:
+    def share(index: int, members: Sequence, budget: str) -> float:
+        k = ROW_BUDGETS[budget]
         return statistics.fmean(all_shown(q, rows(index, q.user_id), k) for q in members) if members else 0.0
 
     def fit(index: int, members: Sequence) -> float:
-        return statistics.fmean(share(index, members, k) for k in BUDGETS)
+        return statistics.fmean(share(index, members, budget) for budget in ROW_BUDGETS)
 
     types = sorted({q.question_type for q in questions})
     folds = []
@@ -56,14 +57,13 @@ def leave_one_type_out(questions: Sequence, configs: list[dict],
         test = [q for q in questions if q.question_type == held_out]
         best = max(range(len(configs)), key=lambda i: (fit(i, dev), i == 0))
         folds.append({"held_out": held_out, "config": configs[best], "n": len(test),
-                      "dev": {str(k): round(share(best, dev, k), 4) for k in BUDGETS},
-                      "held_out_score": {str(k): round(share(best, test, k), 4) for k in BUDGETS},
-                      "defaults_on_it": {str(k): round(share(0, test, k), 4) for k in BUDGETS}})
+                      "dev": {b: round(share(best, dev, b), 4) for b in ROW_BUDGETS},
+                      "held_out_score": {b: round(share(best, test, b), 4) for b in ROW_BUDGETS},
+                      "defaults_on_it": {b: round(share(0, test, b), 4) for b in ROW_BUDGETS}})
     total = sum(f["n"] for f in folds)
-    mean = {str(k): round(sum(f["held_out_score"][str(k)] * f["n"] for f in folds) / total, 4)
-            for k in BUDGETS}
+    mean = {b: round(sum(f["held_out_score"][b] * f["n"] for f in folds) / total, 4) for b in ROW_BUDGETS}
     in_sample = max(range(len(configs)), key=lambda i: (fit(i, questions), i == 0))
     return {"folds": folds, "mean": mean, "grid_size": len(configs), "defaults": configs[0],
-            "defaults_score": {str(k): round(share(0, questions, k), 4) for k in BUDGETS},
+            "defaults_score": {b: round(share(0, questions, b), 4) for b in ROW_BUDGETS},
             "best_in_sample": {"config": configs[in_sample],
-                               **{str(k): round(share(in_sample, questions, k), 4) for k in BUDGETS}}}
+                               **{b: round(share(in_sample, questions, b), 4) for b in ROW_BUDGETS}}}

@@ -81,10 +81,12 @@ def test_the_evaluation_runs_end_to_end_and_scores_each_budget(tmp_path, monkeyp
                            "--chats", "1"]) == 0
     details = json.loads((results / "details.json").read_text())["results"]
     assert details["lookup"]["questions"] == 2 and details["gathering"]["questions"] == 1
-    for run in ("24 rows", "10 rows", "8,000 chars", "4,000 chars", "bm25 24 rows", "dense 10 rows"):
+    for run in ("24", "10", "8000c", "4000c", "bm25 24", "dense 10"):
         assert 0 <= details["lookup"][run]["share"] <= 1
-    assert details["lookup"]["24 rows"]["all_evidence"] == 1.0  # 8 messages: all of them fit in 24 rows
+    assert details["lookup"]["24"]["all_evidence"] == 1.0  # 8 messages: all of them fit in 24 rows
+    assert details["lookup"]["4000c"]["chars"] <= 4000
     entries = [json.loads(line) for line in (results / "questions.jsonl").read_text().splitlines()]
     assert {e["key"].split("/")[0] for e in entries} == {"beam-1"}
-    assert all(set(e["runs"]["24 rows"]["shown"]) <= {f"beam-1-{i}" for i in range(8)} for e in entries)
-    assert "| lookup | 2 |" in (results / "README.md").read_text()
+    assert all(set(e["runs"]["24"]["shown"]) <= {f"beam-1-{i}" for i in range(8)} for e in entries)
+    report = (results / "README.md").read_text()
+    assert "| lookup | 2 |" in report and "| 8,000 chars |" in report and "bm25 24 rows" in report

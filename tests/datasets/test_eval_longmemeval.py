@@ -85,7 +85,11 @@ def test_one_command_resumes_after_a_kill_and_reuses_the_cache(tmp_path, monkeyp
     assert sorted(p.suffix for p in cache.iterdir()) == [".json", ".json"]  # graph and meta; no shards
     assert details["scored"] == 2 and details["agree"] == 2 and details["prefix_ok"] == 2
     shown = details["shown"]
-    assert set(shown) == {"recall", "bm25", "dense"} and set(shown["recall"]) == {"24", "10"}
+    assert set(shown) == {"recall", "bm25", "dense"}
+    assert set(shown["recall"]) == {"24", "10", "8000c", "4000c"}
+    assert set(shown["dense"]) == {"24", "10"}  # the baselines render nothing: rows only
+    assert shown["recall"]["24"]["all"]["turn_rows"] <= 24
+    assert shown["recall"]["4000c"]["all"]["chars"] <= 4000
     assert set(shown["recall"]["24"]) == {"all", "single-session-assistant", "multi-session"}
     assert shown["recall"]["24"]["all"]["all_evidence"] == 1.0  # 24 rows hold every turn of these histories
     assert set(details["signals_off"]) == {"speaker", "session", "neighbours", "dates", "role", "other side",

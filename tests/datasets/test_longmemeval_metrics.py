@@ -109,10 +109,13 @@ def test_evidence_shown_counts_all_any_and_sessions():
 # -- the evaluation's scoring on the hand-written history --------------------------------------------------
 def outcome(question, order: list[str], budget: int = 24) -> Outcome:
     return Outcome(shown={run: order[:budget] for run in ("recall", "bm25", "dense")},
-                   chars={24: 2400, 10: 1000}, orders={run: order for run in ("recall", "bm25", "dense")},
+                   chars={"24": 2400, "10": 1000, "8000c": 3000, "4000c": 1500},
+                   orders={run: order for run in ("recall", "bm25", "dense")},
                    lane_ranks={"fused": {t: r for r, t in enumerate(order, 1)}, "turns": {}, "text": {}},
                    seconds=(0.2, 0.05), lifts=Counter({"session": 3}), agree=True, prefix_ok=True,
-                   signals_off={"session": order[::-1]})
+                   signals_off={"session": order[::-1]},
+                   within={"24": order[:budget], "10": order[:min(budget, 10)], "8000c": order[:budget],
+                           "4000c": order[:5]})
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +146,10 @@ def test_assistant_only_evidence_is_shown_but_skipped_by_longmemeval(scored):
     assert shown["recall"]["24"]["all"]["all_evidence"] == 1.0
     assert shown["recall"]["24"]["single-session-assistant"] == {
         "all_evidence": 1.0, "any_evidence": 1.0, "evidence_recall": 1.0, "answer_sessions": 1.0,
-        "sessions": 4.0, "chars": 2400.0, "n": 1}
+        "sessions": 4.0, "chars": 2400.0, "turn_rows": 11.0, "n": 1}
+    assert set(shown["recall"]) == {"24", "10", "8000c", "4000c"} and set(shown["bm25"]) == {"24", "10"}
+    assert shown["recall"]["4000c"]["all"]["all_evidence"] == 0.0  # the evidence is last: not in the first 5
+    assert shown["recall"]["8000c"]["all"]["chars"] == 3000.0
 
 
 def test_per_question_ranks_and_misses(scored):
@@ -152,7 +158,8 @@ def test_per_question_ranks_and_misses(scored):
     narrow = {**outcomes, plants.user_id: outcome(plants, outcomes[plants.user_id].orders["recall"], 4)}
     entries = per_question(questions, narrow)
     entry = entries[1]
-    assert entry["id"] == "hq-plants" and entry["all_evidence"] == {"24": False, "10": False}
+    assert entry["id"] == "hq-plants"
+    assert entry["all_evidence"] == {"24": False, "10": False, "8000c": False, "4000c": False}
     assert [e["ranks"]["fused"] for e in entry["evidence"]] == [6, 7]
     assert [e["user_ranks"]["recall"] for e in entry["evidence"]] == [3, 4]
     assert entries[0]["evidence"][0]["role"] == "assistant" and entries[0]["all_evidence"]["24"]
@@ -160,7 +167,8 @@ def test_per_question_ranks_and_misses(scored):
     assert found["all"]["24"]["missed"] == 2 and found["multi-session"]["24"]["fused"] == {"<= 24": 2}
     assert found["all"]["24"]["best_lane"] == {"unranked": 2}
     assert found["all"]["24"]["median_fused_rank"] == 6.5
-    assert set(found["single-session-assistant"]) == {"10"}  # its evidence is 11th of 11: shown in 24
+    # its evidence is 11th of 11: shown in 24 rows (and the first 24 at 8,000 characters)
+    assert set(found["single-session-assistant"]) == {"10", "4000c"}
     assert found["single-session-assistant"]["10"]["roles"] == {"assistant": 1}
     deep = headroom(questions, narrow, depths=(4, 7, 11))
     assert deep["recall"]["all"] == {"4": 0.0, "7": 0.5, "11": 1.0}

@@ -50,15 +50,19 @@ def test_eval_locomo_small_slice(tmp_path):
     assert set(headline["signals_off"]) == set(eval_locomo.SIGNALS)
     assert set(headline["lanes_off"]) == {*eval_locomo.LANES, "fact lanes"}
     recall = headline["side_by_side"]["recall"]
-    assert set(recall) == {"24", "10"} and set(recall["24"]) == set(eval_locomo.GROUPS)
+    assert set(recall) == {"24", "10", "8000c", "4000c"} and set(recall["24"]) == set(eval_locomo.GROUPS)
     assert set(recall["24"]["1-4"]) == STATS and recall["24"]["1-4"]["n"] == 3
     assert recall["10"]["1-4"]["turn_rows"] <= 10 and recall["24"]["1-4"]["turn_rows"] <= 24
-    assert headline["recall"]["1-4"]["turn_rows"] == recall["24"]["1-4"]["turn_rows"]
+    assert 0 < recall["4000c"]["1-4"]["chars"] <= 4000 and recall["8000c"]["1-4"]["chars"] <= 8000
+    assert headline["recall"]["1-4"] == recall["8000c"]["1-4"]  # the default call is the 8,000 budget
+    assert set(headline["signals_off"]["role"]) == {"24", "10", "8000c"}
+    assert set(headline["side_by_side"]["bm25 alone"]) == {"24", "10"}
     assert len(headline["leave_one_out"]["folds"]) == 1 and headline["leave_one_out"]["grid_size"] == 2
     report = (tmp_path / "res" / "README.md").read_text()
     assert "embedded runtime" in report and "Command:" in report and "Machine:" in report
     assert "agree with `recalled`: 3 of 3 calls" in report
-    assert "first 10 turns of the default ranking: yes" in report
+    assert "first 10 rows of the 24-row ranking: yes" in report
+    assert "what `max_chars: 8000` shows: yes" in report
     entries = [json.loads(line) for line in (tmp_path / "res" / "questions.jsonl").read_text().splitlines()]
     assert len(entries) == 3 and all(e["evidence"] and len(e["shown"]) <= 24 for e in entries)
     assert all(set(m["ranks"]) >= {"bm25_full", "dense_full"} for e in entries for m in e["missed"])

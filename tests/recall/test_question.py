@@ -2,7 +2,7 @@
 read, then the properties of the reading, and the rule that no other module reads the question's text."""
 
 import ast
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -109,7 +109,8 @@ def test_the_table_covers_what_the_issue_asks_for():
 
 
 def test_tokens_are_the_text_index_analyzers():
-    assert read_question("Did Mel Ortiz paint the Café?").tokens == ("did", "mel", "ortiz", "paint", "the", "café")
+    tokens = read_question("Did Mel Ortiz paint the Café?").tokens
+    assert tokens == ("did", "mel", "ortiz", "paint", "the", "café")
 
 
 @given(st.text(max_size=300))
@@ -148,9 +149,8 @@ def test_no_module_but_the_reader_matches_patterns_or_holds_the_questions_text()
     the reader and the pipeline (which reads it at the top of the call) takes a `question` string."""
     for path in sorted(RECALL_LIB.glob("*.py")):
         tree = ast.parse(path.read_text())
-        imports_re = any(
-            isinstance(node, ast.Import) and any(a.name == "re" for a in node.names) for node in ast.walk(tree)
-        )
+        imports = [node for node in ast.walk(tree) if isinstance(node, ast.Import)]
+        imports_re = any(a.name == "re" for node in imports for a in node.names)
         if path.stem not in {"question", *OTHER_TEXTS}:
             assert not imports_re, f"{path.name} imports re: read the question in recall_lib/question.py"
         if path.stem in {"question", "pipeline"}:
@@ -189,7 +189,8 @@ def test_at_run_time_only_the_reader_applies_a_pattern_to_the_question(monkeypat
                 return method
 
             def watched(subject, *args, **kwargs):
-                if isinstance(subject, str) and len(subject) >= 20 and subject[:20].lower() in question.lower():
+                quoted = isinstance(subject, str) and len(subject) >= 20
+                if quoted and subject[:20].lower() in question.lower():
                     frame = sys._getframe(1)
                     caller = frame.f_globals.get("__name__", "")
                     outer = frame.f_back.f_globals.get("__name__", "") if frame.f_back else ""
