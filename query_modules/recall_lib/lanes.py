@@ -6,7 +6,7 @@ item's position in the snapshot (turns are in time order), so the same question 
 """
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import islice
 
 import numpy as np
@@ -18,7 +18,7 @@ from .kinds import ENTITY, FACT, NOTE, TURN
 from .question import Question
 from .ranking import named_participant, rank_turns
 from .snapshot import UserSnapshot
-from .textindex import overlap_best, query_terms, tokenize
+from .textindex import TermOverlap, overlap_best, query_terms, tokenize
 from .vector_rows import VectorSet
 
 #: Loops over hits check for the transaction's abort this often (a raised ceiling can make them long).
@@ -65,6 +65,28 @@ class Hit:
         return KIND[self.lane]
 
 
+class MatchedPassages:
+    """Which passage of a turn or note holds the most of one call's search terms, worked out once per item
+    and call: a turn is asked for it by every lane that found it, by the fused ranking and by the rows."""
+
+    def __init__(self, snapshot: UserSnapshot, terms: Sequence[str]) -> None:
+        self.snapshot, self.overlap = snapshot, TermOverlap(terms)
+        self._turns: dict[int, int] = {}
+        self._notes: dict[int, int] = {}
+
+    def turn(self, index: int) -> int:
+        found = self._turns.get(index)
+        if found is None:
+            found = self._turns[index] = self.overlap.best(self.snapshot.turns[index].passages)
+        return found
+
+    def note(self, index: int) -> int:
+        found = self._notes.get(index)
+        if found is None:
+            found = self._notes[index] = self.overlap.best(self.snapshot.notes[index].passages)
+        return found
+
+
 @dataclass(frozen=True)
 class LaneResults:
     hits: dict[str, tuple[Hit, ...]]  # lane -> hits in rank order (lanes that ran only)
@@ -72,6 +94,7 @@ class LaneResults:
     terms: tuple[str, ...]  # the question's search terms
     reading: tuple[str, ...] = ()  # what was read from the question, and how its dates were settled
     left_out: int = 0  # rows a budget fit left out (`showing`)
+    matched: MatchedPassages | None = field(default=None, compare=False)  # the terms' passages, memoised
 
     def of(self, lane: str) -> tuple[Hit, ...]:
         return self.hits.get(lane, ())
@@ -171,6 +194,7 @@ def run_lanes(
     terms = tuple(query_terms(question.tokens, snapshot.text_index))
     if settings.speaker_boost and name_words and set(terms) - name_words:
         terms = tuple(t for t in terms if t not in name_words)
+    matched = MatchedPassages(snapshot, terms)
     turn_ok = turn_mask(snapshot, settings)
     fact_ok = fact_mask(snapshot, settings)
     gathers = question.gathers
@@ -180,7 +204,7 @@ def run_lanes(
     hits: dict[str, tuple[Hit, ...]] = {}
     candidates: dict[str, Candidates] = {}
     if "memories" in wanted:
-        hits["memories"] = memories_lane(snapshot, query if vectors_on else None, terms, settings)
+        hits["memories"] = memories_lane(snapshot, query if vectors_on else None, terms, settings, matched)
     if "text" in wanted and settings.text_k:
         candidates["text"] = text_candidates(snapshot, terms, turn_ok, depth)
     fact_pool = RankedFacts.of((), ())
@@ -215,14 +239,14 @@ def run_lanes(
         if lane in candidates:
             shown = min(widths[lane], len(candidates[lane]))
             hits[lane] = tuple(
-                _turn_hit(snapshot, lane, rank, candidates[lane].at(rank - 1), terms)
+                _turn_hit(snapshot, lane, rank, candidates[lane].at(rank - 1), matched)
                 for rank in range(1, shown + 1)
             )
     windows, date_notes = history_windows(question.dates, snapshot.turn_facts.epoch)
     hits["fused"] = fused_turns(
-        snapshot, candidates, turn_ok, settings, speaker, question, windows, terms, abort
+        snapshot, candidates, turn_ok, settings, speaker, question, windows, matched, abort
     )
-    return LaneResults(hits, vector_off, terms, (*question.described(), *date_notes))
+    return LaneResults(hits, vector_off, terms, (*question.described(), *date_notes), matched=matched)
 
 
 # -- turn rows -------------------------------------------------------------------------------------
@@ -234,7 +258,7 @@ def fused_turns(
     speaker: str | None,
     question: Question,
     windows: Sequence[DayWindow],
-    terms: Sequence[str],
+    matched: MatchedPassages,
     abort: Callable[[], None] = _no_abort,
 ) -> tuple[Hit, ...]:
     """The `fused` lane: the TURN rows, the best `turns_budget` turns of all turn lanes and signals;
@@ -263,11 +287,12 @@ def fused_turns(
         if count % _ABORT_EVERY == 0:
             abort()  # a budget an operator raised can make this loop long
         found_by = tuple(
-            _turn_hit(snapshot, lane, rank, candidates[lane].at(rank - 1), terms) for lane, rank in item.lanes
+            _turn_hit(snapshot, lane, rank, candidates[lane].at(rank - 1), matched)
+            for lane, rank in item.lanes
         )
         by_lane = {hit.lane: hit for hit in found_by}
         best = next((by_lane[lane] for lane in PASSAGE_LANES if lane in by_lane), None)
-        passage = best.passage if best else overlap_best(snapshot.turns[item.turn].passages, terms)
+        passage = best.passage if best else matched.turn(item.turn)
         lifts = tuple(str(lift) for lift in item.lifts)
         hits.append(Hit("fused", item.rank, item.score, item.turn, passage, found_by=found_by, lifts=lifts))
     return tuple(hits)
@@ -278,7 +303,7 @@ PASSAGE_LANES = ("turns", "fact_turns", "text", "feedback")
 
 
 def _turn_hit(
-    snapshot: UserSnapshot, lane: str, rank: int, candidate: Candidate, terms: Sequence[str]
+    snapshot: UserSnapshot, lane: str, rank: int, candidate: Candidate, matched: MatchedPassages
 ) -> Hit:
     """The hit for a chosen turn, with the passage it was found at (worked out only for chosen turns)."""
     passages = snapshot.turns[candidate.turn].passages
@@ -293,7 +318,7 @@ def _turn_hit(
             via=f"fact {fact.identity}",
             fact=candidate.fact,
         )
-    passage = candidate.passage if candidate.passage is not None else overlap_best(passages, terms)
+    passage = candidate.passage if candidate.passage is not None else matched.turn(candidate.turn)
     return Hit(lane, rank, candidate.score, candidate.turn, passage)
 
 
@@ -382,7 +407,11 @@ def best_rows(
 
 # -- lanes -----------------------------------------------------------------------------------------
 def memories_lane(
-    snapshot: UserSnapshot, query: np.ndarray | None, terms: Sequence[str], settings: RecallConfig
+    snapshot: UserSnapshot,
+    query: np.ndarray | None,
+    terms: Sequence[str],
+    settings: RecallConfig,
+    matched: MatchedPassages,
 ) -> tuple[Hit, ...]:
     """The user's saved notes: nearest by vector over passages, then (to fill the width) by words.
 
@@ -397,7 +426,7 @@ def memories_lane(
             item = int(item)
             if item not in seen and len(found) < k:
                 seen.add(item)
-                found.append((item, float(score), overlap_best(snapshot.notes[item].passages, terms)))
+                found.append((item, float(score), matched.note(item)))
     return tuple(
         Hit("memories", rank, score, item, passage) for rank, (item, score, passage) in enumerate(found, 1)
     )

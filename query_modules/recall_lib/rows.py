@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .kinds import FACT, NOTE, TURN
-from .lanes import Hit, LaneResults
+from .lanes import Hit, LaneResults, MatchedPassages
 from .snapshot import UserSnapshot
-from .textindex import overlap_best
 
 _KIND_ORDER = {NOTE: 0, FACT: 1, TURN: 2}
 
@@ -36,23 +35,22 @@ def merge_rows(snapshot: UserSnapshot, results: LaneResults) -> list[Row]:
     for hit in results.shown():
         grouped.setdefault((hit.kind, hit.index), []).append(hit)
     rows = []
+    matched = results.matched or MatchedPassages(snapshot, results.terms)
     for (kind, index), hits in grouped.items():
         hits.sort(key=lambda h: (h.rank, h.lane))
-        rows.append(
-            Row(kind, index, tuple(hits), _matched_passages(snapshot, kind, index, hits, results.terms))
-        )
+        rows.append(Row(kind, index, tuple(hits), _matched_passages(snapshot, kind, index, hits, matched)))
     return sorted(rows, key=lambda r: _display_key(snapshot, r))
 
 
 def _matched_passages(
-    snapshot: UserSnapshot, kind: str, index: int, hits: list[Hit], terms: tuple[str, ...]
+    snapshot: UserSnapshot, kind: str, index: int, hits: list[Hit], matched: MatchedPassages
 ) -> tuple[int, ...]:
     if kind == FACT:
         return ()
     passages = snapshot.turns[index].passages if kind == TURN else snapshot.notes[index].passages
     chosen = {h.passage for h in hits if h.passage is not None}
-    if terms and len(passages) > 1:
-        chosen.add(overlap_best(passages, terms))
+    if matched.overlap.terms and len(passages) > 1:
+        chosen.add(matched.turn(index) if kind == TURN else matched.note(index))
     return tuple(sorted(p for p in chosen if 0 <= p < len(passages)))
 
 

@@ -13,6 +13,7 @@ from recall_lib import textindex
 from recall_lib.textindex import (
     COMMON_TERM_MIN_DOCS,
     BM25Index,
+    TermOverlap,
     overlap_best,
     query_terms,
     tokenize,
@@ -229,6 +230,26 @@ def test_overlap_best():
     assert overlap_best(passages, ["nothing"]) == 0
     with pytest.raises(ValueError, match="passages must not be empty"):
         overlap_best([], ["a"])
+
+
+@given(st.lists(st.lists(_PIECES, max_size=12).map("".join), min_size=1, max_size=4), st.data())
+def test_term_overlap_counts_what_tokenize_finds(passages, data):
+    """The ASCII search finds exactly the terms tokenising finds (terms are tokens: lowercase, short)."""
+    others = {"cat", "dog", "zz", "σ", "a", "a_b", "Cat"}  # "a_b" and "Cat" are never tokens
+    vocabulary = sorted({t for p in passages for t in tokenize(p)} | others)
+    terms = data.draw(st.lists(st.sampled_from(vocabulary), max_size=6))
+    overlap = TermOverlap(terms)
+    for passage in passages:
+        assert overlap.count(passage) == len(set(terms) & set(tokenize(passage)))
+    counts = [len(set(terms) & set(tokenize(p))) for p in passages]
+    assert overlap.best(passages) == (counts.index(max(counts)) if terms else 0)
+
+
+def test_term_overlap_needs_whole_tokens():
+    overlap = TermOverlap(["cat", "a_b", "b"])
+    assert overlap.count("Cats and CAT, a_b. concatenate") == 2  # "cat" and "b" ("a_b" is no token)
+    assert overlap.count("Cats and CAT, a_b. concatenate σ") == 2  # tokenised: the same
+    assert overlap.count("") == 0 and TermOverlap([]).count("cat") == 0
 
 
 def test_speed_at_100k_short_messages():
