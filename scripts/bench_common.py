@@ -104,11 +104,26 @@ def git_commit() -> str:
     return out
 
 
+def portable(arg: str) -> str:
+    """A command-line argument as a result may record it: a path inside the repository relative to it, one
+    beside it (`../shared/...`) relative to the repository too, any other absolute path only by its last
+    two parts (results never name a developer's folders)."""
+    flag, eq, value = arg.partition("=") if arg.startswith("--") and "=" in arg else ("", "", arg)
+    path = Path(value)
+    if not path.is_absolute():
+        return arg
+    resolved = path.resolve()
+    for base, prefix in ((ROOT, ""), (ROOT.parent, "../")):
+        if resolved.is_relative_to(base):
+            return f"{flag}{eq}{prefix}{resolved.relative_to(base)}"
+    return f"{flag}{eq}<...>/" + "/".join(resolved.parts[-2:])
+
+
 def provenance(argv: Sequence[str]) -> dict[str, str]:
     """The command, date, machine and commit that produced a result."""
     memory = _memory_gib()
     return {
-        "command": " ".join(["python", *argv]),
+        "command": " ".join(["python", *map(portable, argv)]),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{_cpu_model()}, {os.cpu_count()} cores"
                    + (f", {memory} GiB RAM" if memory else "")

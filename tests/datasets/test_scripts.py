@@ -18,6 +18,16 @@ from public_data import locomo_conversation  # noqa: E402
 STATS = {"all_evidence", "mean_evidence_recall", "turn_rows", "fact_rows", "chars", "n"}
 
 
+def test_recorded_commands_name_no_developer_folder(tmp_path):
+    from bench_common import ROOT, portable
+
+    assert portable(str(ROOT / "results" / "beam")) == "results/beam"
+    assert portable(str(ROOT.parent / "shared" / "data" / "x.json")) == "../shared/data/x.json"
+    assert portable(str(tmp_path / "chats" / "500K")) == "<...>/chats/500K"
+    assert portable(f"--data={tmp_path / 'a' / 'b'}") == "--data=<...>/a/b"
+    assert portable("--chats") == "--chats" and portable("1-12") == "1-12"
+
+
 def test_percentile_is_nearest_rank():
     values = list(range(1, 21))
     assert bench_scale.percentile(values, 0.95) == 19
