@@ -95,13 +95,19 @@ def _memory_gib() -> float | None:
     return round(int(match.group(1)) / 2**20, 1) if match else None
 
 
-def git_commit() -> str:
+def git_commit(folder: Path = ROOT) -> str:
+    """The short commit of the checkout holding `folder` ("unknown" outside one)."""
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+        out = subprocess.run(["git", "-C", str(folder), "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return out
+
+
+def modules_of(folder: Path) -> dict[str, str]:
+    """Which query modules a timing ran: the folder as a result may record it, and its checkout's commit."""
+    return {"modules": portable(str(Path(folder).resolve())), "modules_commit": git_commit(Path(folder))}
 
 
 def portable(arg: str) -> str:

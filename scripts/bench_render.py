@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench_common import ROOT, configure_model, emit, model_folder, ms, provenance, runtime_of
+from bench_common import ROOT, configure_model, emit, model_folder, modules_of, ms, provenance, runtime_of
 from eval_locomo import load_embedded
 
 
@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         runtime.call("recall.render", user, "warm up", None, {"embedding_model": model})
     embedded = [ask(i, {}) for i in range(len(questions))]
     given = [ask(i, {"query_vector": vectors[i].tolist()}) for i in range(len(questions))]
-    result = {"modules": str(args.modules), "questions": len(questions),
+    result = {**modules_of(args.modules), "questions": len(questions),
               "with_embedding": _ms(embedded), "vector_given": _ms(given), **provenance(sys.argv)}
     emit(result, args.json)
     return 0

@@ -25,7 +25,17 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench_common import ROOT, configure_model, emit, fast_call, graph_cache_key, ms, provenance, runtime_of
+from bench_common import (
+    ROOT,
+    configure_model,
+    emit,
+    fast_call,
+    graph_cache_key,
+    modules_of,
+    ms,
+    provenance,
+    runtime_of,
+)
 from longmemeval_cache import CacheFiles
 
 
@@ -75,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         runtime.call("recall.invalidate", question.user_id)
         first.append(render(question))
         second.append(render(question))
-    result = {"modules": str(args.modules), "config": args.config, "questions": len(questions),
+    result = {**modules_of(args.modules), "config": args.config, "questions": len(questions),
               "first": _ms(first),
               "second": _ms(second), "load_average": [round(x, 2) for x in os.getloadavg()],
               **provenance(sys.argv)}
