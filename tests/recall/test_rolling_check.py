@@ -286,11 +286,11 @@ def test_nothing_changed_every_unit_is_read_past_the_maximum_age_and_nothing_ren
     rt, cache, now = started(form)
     first = shown(rt, form, "x", "diary zebra walnut")
     (entry,) = cache._entries.values()
-    before = dict(cache.counts)
+    before, units_read = dict(cache.counts), cache.units_read
     now[0] += MAX_AGE + 1
     assert shown(rt, form, "x", "diary zebra walnut") == first
     after = dict(cache.counts)
-    assert after["checked"] - before["checked"] == len(entry.rota)
+    assert cache.units_read - units_read == len(entry.rota)
     assert (after["renewals"], after["builds"]) == (before["renewals"], before["builds"])
 
 
@@ -303,9 +303,9 @@ def test_a_user_called_often_reads_a_share_per_call_and_is_current_by_the_maximu
     seen_at = None
     for step in range(1, 21):  # a call every twentieth of the maximum age
         now[0] += MAX_AGE / 20
-        before = cache.counts["checked"]
+        before = cache.units_read
         text = shown(rt, form, "x", "okapi", lanes=["text"])
-        units = cache.counts["checked"] - before
+        units = cache.units_read - before
         assert units <= 1 + len(entry.rota) / 20 + total / 20 / min(entry.rota.units.weights)
         if seen_at is None and "okapi" in text:
             seen_at = step
@@ -332,12 +332,12 @@ def test_a_user_heavier_than_the_per_call_cap_is_read_within_its_bound_of_calls(
     while True:
         calls += 1
         assert calls <= bound, "the edit was not seen within ceil(weight / (cap - heaviest)) calls"
-        before = cache.counts["checked"]
+        before = cache.units_read
         if form == "fast":
             rows = rt.call("recall.render", prelude=lambda store: (fast_shape(store, "x"), *OKAPI))
         else:
             rows = rt.call("recall.render", "x", *OKAPI)
-        assert cache.counts["checked"] > before  # every call reads some, until the change is found
+        assert cache.units_read > before  # every call reads some, until the change is found
         if any("okapi" in row for row in rows_of(rows[0]["text"])):
             break
     assert calls > 1  # the first call past the maximum age did not read everything
@@ -419,9 +419,9 @@ def test_a_row_the_rolling_check_read_in_the_same_call_is_still_walked_up_to_the
     actions = np.flatnonzero(units.kinds == 0)
     assert entry.rota.cursor == 0 and list(actions) == list(range(len(actions)))  # the Actions first
     now[0] += MAX_AGE * (units.weights[actions].sum() + 0.5) / entry.rota.total  # a share: the Actions
-    before = dict(cache.counts)
+    before, units_read = dict(cache.counts), cache.units_read
     rest = ("diary", None, {**ALL, "lanes": ["text"]})
     rows = rt.call("recall.render", prelude=lambda store: (stale, *rest))
-    assert cache.counts["checked"] == before["checked"] + len(actions)  # read back as held, no holder
+    assert cache.units_read == units_read + len(actions)  # read back as held, no holder
     assert cache.counts["verify_failures"] == before["verify_failures"] + 1
     assert "diary" not in "\n".join(rows_of(rows[0]["text"]))
