@@ -8,7 +8,8 @@ RecallMeta: `ownership`), and for the string form only, the database's `Director
 database that cannot be identified (no RecallMeta) keeps nothing: its calls build the user afresh.
 
 Per user and model the cache keeps an `Entry`: the immutable `UserSnapshot` plus what keeping it fresh
-needs (the user's structure as edge ids, the owned Actions). Freshness, per call (`entry`):
+needs (the user's structure as edge ids, the owned Actions, the rolling check's units). Freshness, per
+call (`entry`):
 - the structure (edge ids out of and into the User, its Sessions and Agents, and the Sessions and
   Agents the walk turned away; no properties) is compared with the cached one. The bare call forms
   read all of it; the fast call shape passes each holder's signature and only holders whose signature
@@ -17,10 +18,17 @@ needs (the user's structure as edge ids, the owned Actions). Freshness, per call
   notes, ontologies or facts on the User -> facts re-read; anything else changed (an edge removed, a
   session with a new parent, a turned-away holder changed, a new one turned away, a back-filled older
   turn) -> a full build (after a removal, one that takes over the turns the entry held, `turn_reuse`);
-- older than `max_age` (`RECALL_CACHE_MAX_AGE`, 60 s): the user is read again in full, as a cold build
-  reads it, taking over only the vectors of turns whose fields read back exactly as held (checked
-  `turn_reuse`): edited texts, labels, action_ids, second parents and anything turned away before are
-  seen, and facts and entities extracted later appear;
+- the rolling check (`rolling`, `recheck`): what the structure cannot see (edited properties and
+  labels, parents from elsewhere, what was turned away, chunks, mentions and facts extracted later,
+  notes) is read again unit by unit, each within `max_age` (`RECALL_CACHE_MAX_AGE`, 60 s) of its last
+  reading, a share on each call in proportion to the time since the user's last call and at most
+  `check_reads` (`RECALL_CACHE_CHECK_READS`) procedure-API calls' worth: a user called often pays a
+  little on every call, one called after a pause one reading of every unit (never a cold build: the
+  cap), and a user heavier than the cap per maximum age is read over its next calls. A changed unit of
+  the turn side builds the user again, taking over the turns but the changed ones, each keeping its
+  last reading (`Rota.carried`); of the fact side, re-reads the facts. Why it costs what a renewal
+  needs, not a build: it reads no vector (a function of the text) and no structure the call's
+  structure check already compared (docs/cache.md, "What keeping a user fresh costs");
 - vectors written since the build are picked up on the next call (`pickup`), bounded per call;
 - every row a call returns, and every fact `explain` names, is verified against the live graph
   (`verify`); a failure makes the pipeline build the user afresh for that call (`entry(...,
@@ -30,7 +38,8 @@ Key: (database, User vertex id, user_id, model, dimension, whether entities and 
 setup recording the constraint, or its record removed, makes new entries.
 
 After a storage rebuild (`RECOVER SNAPSHOT`, a replica's resync) ids start again below ones recall has
-read: rows are still read back before they are shown, every user is read again within `max_age`, and
+read: rows are still read back before they are shown, every unit of a user is read again within
+`max_age` (a changed one renews it), and
 the string form's directory re-reads every id within a sweep cycle; `CALL recall.invalidate()` drops
 the database's entries at once (never its directory: any reader may call it, and a rebuilt directory
 would cost a full pass).
@@ -104,7 +113,7 @@ from .walklog import WalkLog
 DEFAULT_BYTES = 1 << 30
 DEFAULT_MAX_AGE = 60.0
 #: What the rolling check may read per call, in procedure-API calls (`rolling`).
-DEFAULT_CHECK_READS = 20_000
+DEFAULT_CHECK_READS = 30_000
 #: Awaited vectors looked for per call (see `pickup`).
 PICKUP_LIMIT = 2000
 
@@ -476,7 +485,8 @@ class RecallCache:
         facts, fact_units = fact_baseline(owned, snapshot)
         units = Units.of(rows) + fact_units
         baseline = Baseline(parents, frozenset(log.integer_ids), log.chunks, agent_sessions, facts)
-        now = call.now
+        # Read at the call's start; a new ring's share runs from the build's end (its time is no pause).
+        now, built = call.now, self.clock()
         entry = Entry(
             snapshot,
             structure,
@@ -487,7 +497,7 @@ class RecallCache:
             frozenset(held.numeric),
             owned.attribute,
             baseline,
-            Rota.fresh(units, now) if rota is None else rota.carried(units, reused, Kind.ACTION, now),
+            Rota.fresh(units, now, built) if rota is None else rota.carried(units, reused, Kind.ACTION, now),
         )
         return replace(entry, nbytes=entry_bytes(entry))
 

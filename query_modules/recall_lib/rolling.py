@@ -71,9 +71,10 @@ class Rota:
         self.total = int(units.weights.sum())
 
     @classmethod
-    def fresh(cls, units: Units, now: float) -> "Rota":
-        """Every unit just read (a build read them all)."""
-        return cls(units, np.full(len(units), now), last=now)
+    def fresh(cls, units: Units, now: float, last: float | None = None) -> "Rota":
+        """Every unit read at `now` (a build read them all); the credit grows from `last` (when the build
+        ended: what it took is no pause of the user's), by default `now`."""
+        return cls(units, np.full(len(units), now), last=now if last is None else last)
 
     def __len__(self) -> int:
         return len(self.units)
@@ -125,7 +126,8 @@ class Rota:
 
     def carried(self, units: Units, kept: Collection[int], kind: int, now: float) -> "Rota":
         """A new ring of `units` (a build's), each read at `now` but for the units of `kind` whose vertex
-        is in `kept` (a build took them over unread): those keep their last reading here. Oldest first."""
+        is in `kept` (a build took them over unread): those keep their last reading here. Oldest first;
+        the credit, and when it last grew, kept."""
         read_at = np.full(len(units), now)
         mine = np.flatnonzero(self.units.kinds == kind)
         if len(mine) and kept:
