@@ -206,7 +206,8 @@ class Entry:
 
 
 def entry_bytes(entry: Entry) -> int:
-    """A coarse estimate: the arrays' bytes, the texts' lengths, and ~100 bytes per item and id held."""
+    """A coarse estimate: the arrays' bytes, the texts' lengths, and ~100 bytes per item and id held
+    (the rolling check's baseline included)."""
     snap = entry.snapshot
     arrays = sum(
         v.nbytes for v in (snap.turn_vectors, snap.entity_vectors, snap.fact_vectors, snap.note_vectors)
@@ -216,7 +217,11 @@ def entry_bytes(entry: Entry) -> int:
     texts = snap.turns.text_chars + sum(len(f.text) for f in snap.facts)
     texts += sum(len(n.content) for n in snap.notes)
     items = len(snap.turns) + len(snap.facts) + len(snap.entities) + len(snap.notes)
-    return int(arrays + texts + 100 * (items + len(entry.owned_actions) + entry.structure.edge_count))
+    base, facts = entry.baseline, entry.baseline.facts
+    held = items + len(entry.owned_actions) + entry.structure.edge_count
+    held += len(base.chunks) + len(base.agent_sessions) + len(facts.texts) + len(facts.facts)
+    held += sum(map(len, facts.mentions.values())) + sum(map(len, facts.holder_edges.values()))
+    return int(arrays + texts + 100 * held)
 
 
 class _KeyedLocks:

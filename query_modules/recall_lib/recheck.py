@@ -64,6 +64,8 @@ from .walklog import WalkLog
 
 
 class Kind(IntEnum):
+    """What a check unit is (the module docstring says what each reads)."""
+
     ACTION = 0
     TURNED_AWAY = 1
     HOLDER = 2
@@ -88,7 +90,7 @@ NOT_THEIRS, UNREADABLE = -1, -2
 
 # Weights: procedure-API calls of one reading (a lookup, a label, each property, each edge and id).
 ACTION_READS, CHUNK_EDGE_READS, TURNED_AWAY_READS, HOLDER_READS = 8, 3, 10, 3
-MENTION_READS, FACT_EDGE_READS, END_READS, NOTE_READS = 3, 6, 3, 12
+FACT_EDGE_READS, END_READS, NOTE_READS = 6, 3, 12
 
 
 @dataclass(frozen=True)
@@ -175,7 +177,8 @@ def action_units(
 def holder_units(
     structure: Structure, holders: Iterable[int], watched_agents: Collection[int]
 ) -> list[tuple[int, int, int, int, int]]:
-    """HOLDER and WATCHED unit rows for `holders` (and the structure's watched ones), weighed by edges."""
+    """HOLDER rows for `holders` (WATCHED ones for those the structure watches), weighed by their edges
+    (what the fast shape reads of them)."""
     rows = []
     for holder in holders:
         degree = len(structure.out_edges[holder]) + len(structure.in_edges[holder])
