@@ -400,18 +400,20 @@ class RecallCache:
             growth: Growth | Removal = Growth(cached.structure)
         else:
             growth = compare(user, cached.structure, graph.vertex, graph.abort, only)
-        entry, counter = cached, "hits"
+        holders_read = signature is None
         if isinstance(growth, Removal):  # built afresh, the turns still held taken from `cached`
-            entry, counter = self._build(call, growth.user_out, cached), "builds"
-        elif not growth.unchanged:
+            built = self._build(call, growth.user_out, cached)
+            # They keep their last reading: those due are read in this call too.
+            return self._recheck(built, call, holders_read) or built, "builds"
+        entry, counter = cached, "hits"
+        if not growth.unchanged:
             grown = self._grow(cached, growth, call, saw)
             if grown is None:
                 return self._build(call), "builds"
             (entry, renew), counter = grown, "refreshes"
             if renew:
                 entry = self._renew_facts(entry, call)
-        # The turns a build took over keep their last reading: those due are read in this call too.
-        checked = self._recheck(entry, call, holders_read=signature is None)
+        checked = self._recheck(entry, call, holders_read)
         if checked is not None:
             entry, counter = checked, "renewals" if counter == "hits" else counter
         picked, entry.pickup_at = pick_up(
