@@ -8,7 +8,8 @@ RecallMeta: `ownership`), and for the string form only, the database's `Director
 database that cannot be identified (no RecallMeta) keeps nothing: its calls build the user afresh.
 
 Per user and model the cache keeps an `Entry`: the immutable `UserSnapshot` plus what keeping it fresh
-needs (the user's structure as edge ids, the owned Actions). Freshness, per call (`entry`):
+needs (the user's structure as edge ids, the owned Actions, the rolling check's units). Freshness, per
+call (`entry`):
 - the structure (edge ids out of and into the User, its Sessions and Agents, and the Sessions and
   Agents the walk turned away; no properties) is compared with the cached one. The bare call forms
   read all of it; the fast call shape passes each holder's signature and only holders whose signature
@@ -17,10 +18,17 @@ needs (the user's structure as edge ids, the owned Actions). Freshness, per call
   notes, ontologies or facts on the User -> facts re-read; anything else changed (an edge removed, a
   session with a new parent, a turned-away holder changed, a new one turned away, a back-filled older
   turn) -> a full build (after a removal, one that takes over the turns the entry held, `turn_reuse`);
-- older than `max_age` (`RECALL_CACHE_MAX_AGE`, 60 s): the user is read again in full, as a cold build
-  reads it, taking over only the vectors of turns whose fields read back exactly as held (checked
-  `turn_reuse`): edited texts, labels, action_ids, second parents and anything turned away before are
-  seen, and facts and entities extracted later appear;
+- the rolling check (`rolling`, `recheck`): what the structure cannot see (edited properties and
+  labels, parents from elsewhere, what was turned away, chunks, mentions and facts extracted later,
+  notes) is read again unit by unit, each within `max_age` (`RECALL_CACHE_MAX_AGE`, 60 s) of its last
+  reading, a share on each call in proportion to the time since the user's last call and at most
+  `check_reads` (`RECALL_CACHE_CHECK_READS`) procedure-API calls' worth: a user called often pays a
+  little on every call, one called after a pause one reading of every unit (never a cold build: the
+  cap), and a user heavier than the cap per maximum age is read over its next calls. A changed unit of
+  the turn side builds the user again, taking over the turns but the changed ones, each keeping its
+  last reading (`Rota.carried`); of the fact side, re-reads the facts. Why it costs what a renewal
+  needs, not a build: it reads no vector (a function of the text) and no structure the call's
+  structure check already compared (docs/cache.md, "What keeping a user fresh costs");
 - vectors written since the build are picked up on the next call (`pickup`), bounded per call;
 - every row a call returns, and every fact `explain` names, is verified against the live graph
   (`verify`); a failure makes the pipeline build the user afresh for that call (`entry(...,
@@ -30,7 +38,8 @@ Key: (database, User vertex id, user_id, model, dimension, whether entities and 
 setup recording the constraint, or its record removed, makes new entries.
 
 After a storage rebuild (`RECOVER SNAPSHOT`, a replica's resync) ids start again below ones recall has
-read: rows are still read back before they are shown, every user is read again within `max_age`, and
+read: rows are still read back before they are shown, every unit of a user is read again within
+`max_age` (a changed one renews it), and
 the string form's directory re-reads every id within a sweep cycle; `CALL recall.invalidate()` drops
 the database's entries at once (never its directory: any reader may call it, and a rebuilt directory
 would cost a full pass).
@@ -44,10 +53,12 @@ import os
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
+
+import numpy as np
 
 from . import schema as s
 from .databases import Database, DatabaseKey, Databases, recorded_rule
@@ -66,12 +77,26 @@ from .ownership import (
     expand_sessions,
     id_text,
     labels_of,
+    out_edges_of,
     owned_notes,
     owned_ontologies,
     session_skip,
 )
 from .pickup import pick_up
 from .reading import TurnReader
+from .recheck import (
+    FACT_SIDE,
+    FACTS,
+    TURNS,
+    Baseline,
+    Kind,
+    ReadBack,
+    Recheck,
+    action_units,
+    fact_baseline,
+    holder_units,
+)
+from .rolling import Rota, Units
 from .snapshot import UserSnapshot, build_snapshot, read_fact_part, with_fact_part, with_new_turns
 from .structure import (
     Growth,
@@ -83,9 +108,12 @@ from .structure import (
     read_structure,
 )
 from .turn_reuse import TurnReuse
+from .walklog import WalkLog
 
 DEFAULT_BYTES = 1 << 30
 DEFAULT_MAX_AGE = 60.0
+#: What the rolling check may read per call, in procedure-API calls (`rolling`).
+DEFAULT_CHECK_READS = 30_000
 #: Awaited vectors looked for per call (see `pickup`).
 PICKUP_LIMIT = 2000
 
@@ -127,6 +155,7 @@ class CacheSettings:
     max_age: float = DEFAULT_MAX_AGE
     unique_action_ids: bool = False  # the operator's word that no action_id is held twice
     problem: str | None = None  # a configuration error, reported by recall.status (defaults are used)
+    check_reads: int = DEFAULT_CHECK_READS  # the rolling check's reads per call at most
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "CacheSettings":
@@ -134,10 +163,11 @@ class CacheSettings:
         problems = []
         max_bytes = env_number(env, "RECALL_CACHE_BYTES", int, DEFAULT_BYTES, 0, problems)
         max_age = env_number(env, "RECALL_CACHE_MAX_AGE", float, DEFAULT_MAX_AGE, 0, problems)
+        check_reads = env_number(env, "RECALL_CACHE_CHECK_READS", int, DEFAULT_CHECK_READS, 1, problems)
         unique = env.get("RECALL_ACTION_IDS_UNIQUE", "").strip().lower()
         if unique not in ("", "true", "false"):
             problems.append(f"RECALL_ACTION_IDS_UNIQUE must be true or false, got {unique!r}")
-        return cls(max_bytes, max_age, unique == "true", "; ".join(problems) or None)
+        return cls(max_bytes, max_age, unique == "true", "; ".join(problems) or None, check_reads)
 
 
 @dataclass(frozen=True)
@@ -158,7 +188,8 @@ class Place:
 @dataclass
 class Entry:
     """A cached user: the snapshot and what keeping it fresh needs. Replaced whole, never changed, but
-    for `pickup_at` (where the next look for awaited vectors starts)."""
+    for `pickup_at` (where the next look for awaited vectors starts) and its rolling check's `rota`
+    (when each check unit was last read), both changed under the user's lock only."""
 
     snapshot: UserSnapshot
     structure: Structure
@@ -168,22 +199,29 @@ class Entry:
     owned_actions: Mapping[int, tuple[str, str | None]]  # owned Action vertex id -> (action_id, session)
     numeric: frozenset[str]  # action ids some owned Action stores as an integer (never attribute)
     attribute: Attribution  # how entities and facts were collected (the place's rule when built)
-    built_at: float  # when the user was last read in full (every holder, turn, fact and entity)
+    baseline: Baseline  # what the rolling check's units compare with (`recheck`)
+    rota: Rota = field(compare=False)  # the check units and when each was last read (`rolling`)
     nbytes: int = 0
     pickup_at: int = field(default=0, compare=False)
 
 
 def entry_bytes(entry: Entry) -> int:
-    """A coarse estimate: the arrays' bytes, the texts' lengths, and ~100 bytes per item and id held."""
+    """A coarse estimate: the arrays' bytes, the texts' lengths, and ~100 bytes per item and id held
+    (the rolling check's baseline included)."""
     snap = entry.snapshot
     arrays = sum(
         v.nbytes for v in (snap.turn_vectors, snap.entity_vectors, snap.fact_vectors, snap.note_vectors)
     )
     arrays += snap.text_index.nbytes + snap.note_text_index.nbytes
+    arrays += 40 * len(entry.rota)  # the check units' columns
     texts = snap.turns.text_chars + sum(len(f.text) for f in snap.facts)
     texts += sum(len(n.content) for n in snap.notes)
     items = len(snap.turns) + len(snap.facts) + len(snap.entities) + len(snap.notes)
-    return int(arrays + texts + 100 * (items + len(entry.owned_actions) + entry.structure.edge_count))
+    base, facts = entry.baseline, entry.baseline.facts
+    held = items + len(entry.owned_actions) + entry.structure.edge_count
+    held += len(base.chunks) + len(base.agent_sessions) + len(facts.texts) + len(facts.facts)
+    held += sum(map(len, facts.mentions.values())) + sum(map(len, facts.holder_edges.values()))
+    return int(arrays + texts + 100 * held)
 
 
 class _KeyedLocks:
@@ -225,7 +263,8 @@ class RecallCache:
         self._entries: OrderedDict[CacheKey, Entry] = OrderedDict()
         self._bytes = 0
         self._building = _KeyedLocks()
-        self.counts = dict.fromkeys(COUNTERS, 0)
+        self.counts = dict.fromkeys(COUNTERS, 0)  # what each call did to its user's entry
+        self.units_read = 0  # check units the rolling check read, over all calls
 
     # -- where a call runs -------------------------------------------------------------------------
     def database(self, graph: LiveGraph, metas: Iterable[Any] | None = None) -> Database | None:
@@ -320,25 +359,28 @@ class RecallCache:
         dim: int | None,
         fresh: bool = False,
         signature: PassedSignatures | None = None,
+        read_back: ReadBack | None = None,
     ) -> Entry:
         """The user's current entry for `model`: cached, grown, renewed, with vectors picked up, or built
-        (`fresh`: built, whatever is cached). `signature`: the fast call shape's holder signatures.
+        (`fresh`: built, whatever is cached). `signature`: the fast call shape's holder signatures;
+        `read_back` gets the Actions the rolling check read (for the call's verification).
         In a database that cannot be identified the entry is built for this call and not kept."""
-        attribute = place.attribute
+        call = _Call(graph, user, model, dim, place.attribute, self.clock(), read_back)
         if place.database is None:
             self._count("builds")
-            return self._build(graph, user, model, dim, attribute)
+            return self._build(call)
         user_id = id_text(user.properties.get(s.USER_ID))
-        key = (place.database.key, user.id, user_id, model, dim, attribute)
+        key = (place.database.key, user.id, user_id, model, dim, place.attribute)
         with self._building.hold(key):
             cached = None if fresh else self._get(key)
             if fresh:
                 self._count("verify_failures")
             if cached is None:
-                made, counter = self._build(graph, user, model, dim, attribute), "builds"
+                made, counter = self._build(call), "builds"
             else:
                 saw = None if place.directory is None else place.directory.saw
-                made, counter = self._refreshed(cached, graph, user, model, dim, signature, saw)
+                call = replace(call, attribute=cached.attribute)
+                made, counter = self._refreshed(cached, call, signature, saw)
             self._count(counter)
             if made is not cached:
                 self._publish(key, made)
@@ -347,36 +389,33 @@ class RecallCache:
     def _refreshed(
         self,
         cached: Entry,
-        graph: LiveGraph,
-        user: Any,
-        model: str,
-        dim: int | None,
+        call: "_Call",
         signature: PassedSignatures | None,
         saw: Callable[[int], None] | None,
     ) -> tuple[Entry, str]:
-        attribute = cached.attribute
-        if self.clock() - cached.built_at > self.settings.max_age:
-            # Everything again, as a cold build reads it; only the vectors of turns that read back
-            # exactly as held are taken over (`turn_reuse`, checked).
-            return self._build(graph, user, model, dim, attribute, reuse=cached, checked=True), "renewals"
+        """`cached` brought up to date: the structure compared (every call), then the rolling check."""
+        graph, user = call.graph, call.user
         only = None if signature is None else cached.structure.differing(signature)
         if only is not None and not only:
             growth: Growth | Removal = Growth(cached.structure)
         else:
             growth = compare(user, cached.structure, graph.vertex, graph.abort, only)
-        if isinstance(growth, Removal):  # built afresh, the turns still held read from `cached`
-            return self._build(graph, user, model, dim, attribute, growth.user_out, cached), "builds"
+        holders_read = signature is None
+        if isinstance(growth, Removal):  # built afresh, the turns still held taken from `cached`
+            built = self._build(call, growth.user_out, cached)
+            # They keep their last reading: those due are read in this call too.
+            return self._recheck(built, call, holders_read) or built, "builds"
         entry, counter = cached, "hits"
         if not growth.unchanged:
-            grown = self._grow(cached, growth, graph, user, saw)
+            grown = self._grow(cached, growth, call, saw)
             if grown is None:
-                return self._build(graph, user, model, dim, attribute), "builds"
+                return self._build(call), "builds"
             (entry, renew), counter = grown, "refreshes"
             if renew:
-                renewed = self._renew_facts(entry, graph, user)
-                if renewed is None:
-                    return self._build(graph, user, model, dim, attribute), "builds"
-                entry = renewed
+                entry = self._renew_facts(entry, call)
+        checked = self._recheck(entry, call, holders_read)
+        if checked is not None:
+            entry, counter = checked, "renewals" if counter == "hits" else counter
         picked, entry.pickup_at = pick_up(
             entry.snapshot, _properties(entry, graph), entry.pickup_at, PICKUP_LIMIT
         )
@@ -384,66 +423,102 @@ class RecallCache:
             return replace(entry, snapshot=picked), "pickups" if counter == "hits" else counter
         return entry, counter
 
+    def _recheck(self, entry: Entry, call: "_Call", holders_read: bool) -> Entry | None:
+        """The rolling check: the units due this call read again (`rolling`, `recheck`); the entry renewed
+        when one differs (None when none does). `holders_read`: the call's structure check read every
+        holder's edge ids (the bare forms); else the due holders' are read here."""
+        rota, settings = entry.rota, self.settings
+        due = rota.due(call.now, settings.max_age, settings.check_reads)
+        units = rota.units.take(due.positions)
+        if not len(units):
+            rota.settle(due, call.now)
+            return None
+        graph = call.graph
+        check = Recheck(entry.snapshot, entry.baseline, entry.holders, entry.sessions, entry.owned_actions,
+                        bool(entry.attribute), graph.vertex, call.read_back)
+        found = check.run(units, graph.abort)
+        holders = units.ids[np.isin(units.kinds, (Kind.HOLDER, Kind.WATCHED))].tolist()
+        if holders and not holders_read:  # the fast shape: the due holders' edge ids, exactly
+            growth = compare(call.user, entry.structure, graph.vertex, graph.abort, holders)
+            if isinstance(growth, Removal) or not growth.unchanged:
+                found.changed |= TURNS
+        rota.settle(due, call.now)
+        with self._lock:
+            self.units_read += len(units)
+        if found.changed & TURNS:  # built again; the turns held taken over but the changed ones
+            return self._build(call, reuse=entry, excluded=frozenset(found.actions))
+        if found.changed & FACTS:
+            return self._renew_facts(entry, call, found.chunked)
+        return None
+
     def _build(
         self,
-        graph: LiveGraph,
-        user: Any,
-        model: str,
-        dim: int | None,
-        attribute: bool,
+        call: "_Call",
         user_out: Iterable[tuple[Any, int]] | None = None,
         reuse: Entry | None = None,
-        checked: bool = False,
+        excluded: frozenset[int] = frozenset(),
     ) -> Entry:
         """A full read of the user, each Action read once (`user_out`: as `collect_owned` takes it;
-        `reuse`: an older entry whose turns are taken for the Actions it held, see `turn_reuse`;
-        `checked`: only those whose fields read back as held)."""
+        `reuse`: an older entry whose turns are taken for the Actions it held, but the `excluded` ones,
+        see `turn_reuse`; they keep their place in its rolling check)."""
         old = None
         if reuse is not None:
-            old = TurnReuse.of(reuse.snapshot.turns, reuse.snapshot.turn_vectors, checked)
-        reader = TurnReader(model, dim, Counter(), old)
-        owned = collect_owned(user, attribute, graph.vertex, graph.abort, reader.add, user_out)
-        return self._entry(owned, build_snapshot(owned, model, dim, graph.abort, reader), user, graph)
+            old = TurnReuse.of(reuse.snapshot.turns, reuse.snapshot.turn_vectors, excluded)
+        reader = TurnReader(call.model, call.dim, Counter(), old)
+        graph = call.graph
+        owned = collect_owned(call.user, call.attribute, graph.vertex, graph.abort, reader.add, user_out)
+        snapshot = build_snapshot(owned, call.model, call.dim, graph.abort, reader)
+        return self._entry(owned, snapshot, call, None if reuse is None else reuse.rota, reader.reused)
 
-    def _entry(self, owned: OwnedGraph, snapshot: UserSnapshot, user: Any, graph: LiveGraph) -> Entry:
+    def _entry(
+        self, owned: OwnedGraph, snapshot: UserSnapshot, call: "_Call", rota: Rota | None, reused: set[int]
+    ) -> Entry:
+        """The entry of what a build read; its check units read now, but the turns it took over unread
+        (`reused`), which keep their last reading in `rota`, the old entry's."""
         structure = read_structure(
-            user, graph.vertex, owned.holders, owned.out_edge_ids, owned.in_edge_ids, owned.watched
+            call.user, call.graph.vertex, owned.holders, owned.out_edge_ids, owned.in_edge_ids, owned.watched
         )
         if structure is None:
             raise RuntimeError("a session or agent vanished while the user was read")
-        held = owned.actions
+        held, log = owned.actions, owned.log
         actions: dict[str, int] = {}
         for action_id, vertex_id in zip(held.action_ids, held.vertex_ids, strict=True):
             actions.setdefault(action_id, vertex_id)
         sides = zip(held.action_ids, held.session_ids, strict=True)
         owned_actions = dict(zip(held.vertex_ids, sides, strict=True))
-        sessions = frozenset(owned.sessions)
+        turn_index = {vertex_id: i for i, vertex_id in enumerate(snapshot.turns.vertex_ids)}
+        parents, agent_sessions, rows = action_units(log, held.vertex_ids, lambda v: turn_index.get(v, -1))
+        rows += holder_units(structure, structure.out_edges, log.watched_agents)
+        facts, fact_units = fact_baseline(owned, snapshot)
+        units = Units.of(rows) + fact_units
+        baseline = Baseline(parents, frozenset(log.integer_ids), log.chunks, agent_sessions, facts)
+        # Read at the call's start; a new ring's share runs from the build's end (its time is no pause).
+        now, built = call.now, self.clock()
         entry = Entry(
             snapshot,
             structure,
             dict(owned.holders),
-            sessions,
+            frozenset(owned.sessions),
             actions,
             owned_actions,
             frozenset(held.numeric),
             owned.attribute,
-            self.clock(),
+            baseline,
+            Rota.fresh(units, now, built) if rota is None else rota.carried(units, reused, Kind.ACTION, now),
         )
         return replace(entry, nbytes=entry_bytes(entry))
 
     def _grow(
-        self,
-        cached: Entry,
-        growth: Growth,
-        graph: LiveGraph,
-        user: Any,
-        saw: Callable[[int], None] | None,
+        self, cached: Entry, growth: Growth, call: "_Call", saw: Callable[[int], None] | None
     ) -> tuple[Entry, bool] | None:
         """(`cached` with the new sessions, Agents and Actions `growth` shows, whether facts must be read
         again: a new note, ontology or fact on the User); None when only a full build can apply it (a
         session with another parent, an Agent now shared with a session that is not the user's, a new
-        Session or Agent the rules turn away, which a build starts to watch, a back-filled turn)."""
+        Session or Agent the rules turn away, which a build starts to watch, a back-filled turn). What
+        it reads joins the rolling check, read now."""
+        graph, user = call.graph, call.user
         holders, sessions = dict(cached.holders), set(cached.sessions)
+        log = WalkLog()
         to_expand: dict[int, Any] = {}
         renew = bool(growth.in_edges.get(user.id))  # an edge into the User: a fact about the user
         for edge in growth.out_edges.get(user.id, ()):
@@ -470,19 +545,21 @@ class RecallCache:
                 continue
             for edge in edges:
                 if edge.type.name == s.HAS_ACTION:
-                    action, sid = edge.to_vertex, holders[holder]
-                    agent = holder not in sessions
-                    candidates.add(action, agent_action_session(action, sid) if agent else sid, edge.id)
+                    action, sid, edge_id = edge.to_vertex, holders[holder], edge.id
+                    if holder not in sessions:
+                        sid = agent_action_session(action, sid, edge_id, log)
+                    candidates.add(action, sid, edge_id)
                 elif edge.type.name == s.HAS_AGENT and holder in sessions:
                     to_expand.setdefault(holder, edge.from_vertex)
         skipped: Counter = Counter()
-        expand_sessions(to_expand, sessions, holders, candidates.add, skipped, graph.abort)
+        expand_sessions(to_expand, sessions, holders, candidates.add, skipped, graph.abort, log=log)
         if skipped:
             return None  # an Agent turned away: a build watches it
         new = candidates.without(cached.owned_actions)
         if len(new) and saw is not None:
             saw(max(new.sessions))  # the directory reads up to the newest, however many ids are missing
-        admitted = admit_actions(new, holders, skipped, graph.abort)
+        chunks: dict[int, tuple[tuple[int, Any], ...]] | None = {} if cached.attribute else None
+        admitted = admit_actions(new, holders, skipped, graph.abort, chunks=chunks, log=log)
         snapshot = with_new_turns(cached.snapshot, admitted, graph.vertex, skipped, graph.abort)
         added = read_holders(graph.vertex, holders.keys() - cached.holders.keys())
         if snapshot is None or added is None:
@@ -495,33 +572,62 @@ class RecallCache:
         owned_actions = Layered.over(
             cached.owned_actions, {a.vertex_id: (a.action_id, a.session_id) for a in admitted}
         )
+        structure = growth.structure.with_holders(added)
+        offset = len(cached.snapshot.turns)
+        turn_index = {v: offset + i for i, v in enumerate(snapshot.turns.vertex_ids[offset:])}
+        parents, agent_sessions, rows = action_units(
+            log, admitted.vertex_ids, lambda v: turn_index.get(v, -1)
+        )
+        rows += holder_units(structure, added.out_edges, log.watched_agents)
+        old = cached.baseline
+        baseline = replace(
+            old,
+            parents=Layered.over(old.parents, parents),
+            stored_as_integer=old.stored_as_integer | frozenset(log.integer_ids),
+            chunks=Layered.over(old.chunks, log.chunks),
+            agent_sessions=Layered.over(old.agent_sessions, agent_sessions),
+        )
         grown = replace(
             cached,
             snapshot=snapshot,
-            structure=growth.structure.with_holders(added),
+            structure=structure,
             holders=holders,
             sessions=frozenset(sessions),
             actions=actions,
             owned_actions=owned_actions,
             numeric=cached.numeric | admitted.numeric,
+            baseline=baseline,
+            rota=cached.rota.with_units(Units.of(rows), call.now),
         )
         return replace(grown, nbytes=entry_bytes(grown)), renew
 
-    def _renew_facts(self, cached: Entry, graph: LiveGraph, user: Any) -> Entry | None:
-        """Facts, entities, notes and ontologies read again for the Actions held (turns kept); None when
-        one of them is gone."""
+    def _renew_facts(self, cached: Entry, call: "_Call", chunked: Collection[int] = ()) -> Entry:
+        """Facts, entities, notes and ontologies read again for the Actions held (turns kept), from the
+        chunks the entry knows of them but `chunked`'s, read again; their check units read now."""
+        graph, user = call.graph, call.user
         owned = OwnedGraph(user, graph.vertex, attribute=cached.attribute)
         for vertex_id, (action_id, session_id) in cached.owned_actions.items():
-            if graph.vertex(vertex_id) is None:
-                return None
             owned.actions.add(action_id, session_id, vertex_id)
         owned.actions.numeric.update(cached.numeric)
-        collect_entities_and_facts(owned, graph.abort)
-        owned.notes = owned_notes(user, owned.skipped)
-        owned.ontologies = owned_ontologies(user)
+        known = dict(cached.baseline.chunks)
+        for vertex_id in chunked:
+            action = graph.vertex(vertex_id)
+            found = out_edges_of(action, (s.HAS_CHUNK,)) if action is not None else []
+            known[vertex_id] = tuple((edge_id, chunk.id) for _, edge_id, chunk in found)
+        chunks = {vertex_id: pairs for vertex_id, pairs in known.items() if pairs}
+        collect_entities_and_facts(owned, _chunk_vertices(chunks, graph.vertex), graph.abort)
+        owned.notes = owned_notes(user, owned.skipped, owned.log)
+        owned.ontologies = owned_ontologies(user, owned.log)
         snapshot = cached.snapshot
         part, awaiting = read_fact_part(owned, snapshot.model, snapshot.dimension, Counter())
-        renewed = replace(cached, snapshot=with_fact_part(snapshot, part, awaiting))
+        snapshot = with_fact_part(snapshot, part, awaiting)
+        facts, units = fact_baseline(owned, snapshot)
+        renewed = replace(
+            cached,
+            snapshot=snapshot,
+            baseline=replace(cached.baseline, chunks=chunks, facts=facts),
+            rota=cached.rota.replaced(FACT_SIDE, units, call.now),
+        )
         return replace(renewed, nbytes=entry_bytes(renewed))
 
     def _get(self, key: CacheKey) -> Entry | None:
@@ -588,7 +694,8 @@ class RecallCache:
                 ("scans", self.counts["scans"], "full passes over a database: a directory's first build"),
                 ("unidentified", self.counts["unidentified"], "calls in a database without a RecallMeta"),
                 ("builds", self.counts["builds"], "full reads of a user"),
-                ("renewals", self.counts["renewals"], "facts, entities and notes read again"),
+                ("checked", self.units_read, "check units read again, each within the max age"),
+                ("renewals", self.counts["renewals"], "users renewed: the rolling check saw a change"),
                 ("refreshes", self.counts["refreshes"], "new sessions or messages read incrementally"),
                 ("pickups", self.counts["pickups"], "vectors written since a build, picked up"),
                 ("hits", self.counts["hits"], "calls served from a current snapshot"),
@@ -668,3 +775,31 @@ def _properties(entry: Entry, graph: LiveGraph) -> Callable[[str, int], Any]:
         return None if vertex is None else vertex.properties
 
     return properties_of
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One call's part in reading a user: its transaction's graph, the User, the model and dimension,
+    how entities and facts are attributed, and when it began (what the rolling check stamps)."""
+
+    graph: LiveGraph
+    user: Any
+    model: str
+    dim: int | None
+    attribute: Attribution
+    now: float
+    read_back: ReadBack | None = None  # what the rolling check read, for the call's verification
+
+
+def _chunk_vertices(
+    chunks: Mapping[int, tuple[tuple[int, int], ...]], lookup: Callable[[int], Any]
+) -> dict[int, tuple[tuple[int, Any], ...]]:
+    """Each Action's (chunk id, chunk vertex) pairs, each chunk looked up once (gone: left out)."""
+    vertices: dict[int, Any] = {}
+    found = {}
+    for vertex_id, pairs in chunks.items():
+        for _, chunk_id in pairs:
+            if chunk_id not in vertices:
+                vertices[chunk_id] = lookup(chunk_id)
+        found[vertex_id] = tuple((c, vertices[c]) for _, c in pairs if vertices[c] is not None)
+    return found

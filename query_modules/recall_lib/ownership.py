@@ -42,6 +42,8 @@ from itertools import chain, repeat
 from typing import Any, NamedTuple
 
 from . import schema as s
+from . import walklog as w
+from .walklog import WalkLog
 
 _ABORT_EVERY = 512
 #: A MENTIONED_IN `sources` list longer than this is malformed (read, it would cost every call).
@@ -113,10 +115,12 @@ def only_parents(
     allowed: Container[int],
     known: Container[int] = frozenset(),
     every_id: list[int] | None = None,
+    other_types: list[int] | None = None,
 ) -> bool:
     """`vertex` has a `rel_type` edge in, and every one comes from a vertex in `allowed`. `known`: ids
     of edges already known to be such (the walk arrived through them): only their ids are read.
-    `every_id` (when given) gets each in-edge's id as read, all of them, in order, when this is True."""
+    `every_id` (when given) gets each in-edge's id as read, all of them, in order, when this is True;
+    `other_types` the ids of in-edges of another type."""
     found = False
     for edge in vertex.in_edges:
         edge_id = edge.id
@@ -128,6 +132,8 @@ def only_parents(
             if edge.from_vertex.id not in allowed:
                 return False
             found = True
+        elif other_types is not None:
+            other_types.append(edge_id)
     return found
 
 
@@ -170,13 +176,18 @@ def agent_skip(
 
 
 def action_check(
-    vertex: Any, holder_ids: Container[int], known: Container[int] = frozenset()
+    vertex: Any,
+    holder_ids: Container[int],
+    known: Container[int] = frozenset(),
+    in_ids: list[int] | None = None,
+    other_types: list[int] | None = None,
 ) -> tuple[str | None, str | None, bool]:
     """(None, its action_id, whether it is stored as text) when the Action passes, else (the reason,
-    None, False). `known`: ids of HAS_ACTION edges from `holder_ids` the caller arrived through."""
+    None, False). `known`: ids of HAS_ACTION edges from `holder_ids` the caller arrived through;
+    `in_ids`, `other_types`: as `only_parents`'."""
     if not has_label(vertex, s.ACTION):
         return "action_link_to_a_non_action", None, False
-    if not only_parents(vertex, s.HAS_ACTION, holder_ids, known):
+    if not only_parents(vertex, s.HAS_ACTION, holder_ids, known, in_ids, other_types):
         return "action_under_another_users_session", None, False
     stored = vertex.properties.get(s.ACTION_ID)
     action_id = id_text(stored)
@@ -198,13 +209,20 @@ def memory_skip(vertex: Any, user_id: int, known: Container[int] = frozenset()) 
     return None
 
 
+def cites(sources: Any, action_ids: Container[str]) -> bool | None:
+    """Whether a mention's `sources` cite one of `action_ids`; None when they cannot be read."""
+    if not isinstance(sources, (list, tuple)) or len(sources) > MAX_SOURCES:
+        return None
+    return any(text_id(source) in action_ids for source in sources)
+
+
 def mention_skip(edge: Any, action_ids: Container[str], entity: Any = None) -> str | None:
     """A MENTIONED_IN edge makes its entity (`edge.from_vertex`, or `entity` when the caller holds it)
     the user's (None) or not (a reason; "" for no mention)."""
-    sources = edge.properties.get(s.SOURCES)
-    if not isinstance(sources, (list, tuple)) or len(sources) > MAX_SOURCES:
+    found = cites(edge.properties.get(s.SOURCES), action_ids)
+    if found is None:
         return "mention_with_unreadable_sources"
-    if not any(text_id(source) in action_ids for source in sources):
+    if not found:
         return ""
     if labels_of(entity if entity is not None else edge.from_vertex) & s.STRUCTURAL_LABELS:
         return "entity_with_structural_label"
@@ -314,6 +332,7 @@ class OwnedGraph:
 
     attribute: Attribution = Attribution.OFF  # how entities and facts are attributed (module docstring)
     watched: set[int] = field(default_factory=set)  # Sessions and Agents reached but turned away
+    log: WalkLog = field(default_factory=WalkLog)  # what the walk read besides (`walklog`)
 
     @property
     def action_ids(self) -> frozenset[str]:
@@ -385,9 +404,16 @@ def out_edges_of(
 _SESSION_CHILDREN = frozenset({s.HAS_ACTION, s.HAS_AGENT})
 
 
-def agent_action_session(action: Any, agent_session: str | None) -> str | None:
-    """The session an Action under an Agent stands for: its own `session_id`, else the Agent's."""
-    return id_text(action.properties.get(s.SESSION_ID)) or agent_session
+def agent_action_session(
+    action: Any, agent_session: str | None, edge_id: int | None = None, log: WalkLog | None = None
+) -> str | None:
+    """The session an Action under an Agent stands for: its own `session_id`, else the Agent's. `log`
+    (with the HAS_ACTION `edge_id` it was found through) notes its own session_id by that edge (the
+    Action's id would cost a read)."""
+    own = id_text(action.properties.get(s.SESSION_ID))
+    if log is not None:
+        log.agent_edges.setdefault(edge_id, own)
+    return own or agent_session
 
 
 def expand_sessions(
@@ -400,12 +426,14 @@ def expand_sessions(
     out_edge_ids: dict[int, tuple[int, ...]] | None = None,
     in_edge_ids: dict[int, tuple[int, ...]] | None = None,
     turned_away: set[int] | None = None,
+    log: WalkLog | None = None,
 ) -> None:
     """Add the user's `sessions` (vertex id -> Session) and their Agents to `holders` (vertex id ->
     session id), and hand each Action under them to `found` (the Action, the session it stands for,
     the HAS_ACTION edge's id: `Candidates.add` or `Admission.found`); `out_edge_ids` (when given) gets
     each holder's out-edge ids, `in_edge_ids` each Agent's in-edge ids (as its check read them),
-    `turned_away` each Agent the rules turned away (the cache watches its edges).
+    `turned_away` each Agent the rules turned away (the cache watches its edges), `log` the own
+    session_id of each Action under an Agent.
 
     One pass over each session's edges; each Agent is expanded once (an SDK Agent shared by thousands
     of sessions would otherwise be walked once per session).
@@ -429,20 +457,23 @@ def expand_sessions(
             else:
                 agents.append((target, edge_id))
         for agent, edge_id in agents:
-            if agent.id in holders:
+            agent_id = agent.id
+            if agent_id in holders:
                 continue
             in_ids: list[int] | None = None if in_edge_ids is None else []
             reason = agent_skip(agent, session_ids, (edge_id,), in_ids)
             if reason:
                 skipped[reason] += 1
                 if turned_away is not None:
-                    turned_away.add(agent.id)
+                    turned_away.add(agent_id)
+                if log is not None:
+                    log.watched_agents.add(agent_id)
                 continue
             if in_edge_ids is not None:
-                in_edge_ids[agent.id] = tuple(in_ids)
-            holders[agent.id] = sid
-            for _, edge_id, action in out_edges_of(agent, (s.HAS_ACTION,), ids_of(agent.id)):
-                found(action, agent_action_session(action, sid), edge_id)
+                in_edge_ids[agent_id] = tuple(in_ids)
+            holders[agent_id] = sid
+            for _, edge_id, action in out_edges_of(agent, (s.HAS_ACTION,), ids_of(agent_id)):
+                found(action, agent_action_session(action, sid, edge_id, log), edge_id)
     if out_edge_ids is not None:
         for holder_id, ids in out_edge_ids.items():
             out_edge_ids[holder_id] = tuple(ids)
@@ -460,11 +491,13 @@ def admit_actions(
     abort: Callable[[], None] = _no_abort,
     *,
     visit: ActionVisit | None = None,
+    chunks: dict[int, tuple[tuple[int, Any], ...]] | None = None,
+    log: WalkLog | None = None,
 ) -> OwnedActions:
     """The `candidates` that are the user's Actions (`action_check`), each checked on the vertex the walk
     handed out (`visit` reads it then): the growth of a cached user, whose holders are all known before
-    its candidates."""
-    admission = Admission(holders, skipped, visit)
+    its candidates. `chunks`, `log`: as `Admission`'s."""
+    admission = Admission(holders, skipped, visit, chunks, log=log)
     for count, (vertex_id, session_id) in enumerate(candidates.sessions.items()):
         if count % _ABORT_EVERY == 0:
             abort()
@@ -482,18 +515,20 @@ class Admission:
     and the user's Sessions, all known before it); holders only grow, so a pass stays a pass. One that
     fails may be under an Agent the walk has not reached yet: it is checked again, with every edge it
     was found through, by `finish`, which also applies the collision rule. `chunks` (when given) gets
-    each admitted Action's HAS_CHUNK targets (vertices of the calling transaction)."""
+    each admitted Action's HAS_CHUNK targets (ids and vertices of the calling transaction); `log` (when
+    given) each admitted Action's in-edge ids and chunk edges, and each Action turned away."""
 
     def __init__(
         self,
         holders: Container[int],
         skipped: Counter,
         visit: ActionVisit | None = None,
-        chunks: dict[int, tuple[Any, ...]] | None = None,
+        chunks: dict[int, tuple[tuple[int, Any], ...]] | None = None,
         abort: Callable[[], None] = _no_abort,
+        log: WalkLog | None = None,
     ) -> None:
         self.holders, self.skipped, self.visit, self.chunks = holders, skipped, visit, chunks
-        self.abort = abort
+        self.abort, self.log = abort, log
         self.passed = OwnedActions()
         self.seen: set[int] = set()
         self.deferred = Candidates()
@@ -515,21 +550,34 @@ class Admission:
     def check(
         self, action: Any, vertex_id: int, session_id: str | None, known: Container[int], final: bool
     ) -> bool:
-        """Admit `action` when it passes; a failure counts in `skipped` only when `final`."""
-        reason, action_id, as_text = action_check(action, self.holders, known)
+        """Admit `action` when it passes; a failure counts in `skipped` (and the log) only when `final`."""
+        log = self.log
+        in_ids: list[int] | None = None if log is None else []
+        others: list[int] | None = None if log is None else []
+        reason, action_id, as_text = action_check(action, self.holders, known, in_ids, others)
         if reason:
             if final:
                 self.skipped[reason] += 1
+                if log is not None:
+                    log.turned_away.append(vertex_id)
             return False
         self.passed.add(action_id, session_id, vertex_id)
         if not as_text:
             self.passed.numeric.add(action_id)
+        if log is not None:
+            log.parents[vertex_id] = tuple(in_ids)
+            if others:
+                log.other_parents.add(vertex_id)
+            if not as_text:
+                log.integer_ids.append(vertex_id)
         if self.visit is not None:
             self.visit(OwnedAction(action_id, session_id, vertex_id), action)
         if self.chunks is not None:
-            found = [target for _, _, target in out_edges_of(action, (s.HAS_CHUNK,))]
+            found = [(edge_id, chunk.id, chunk) for _, edge_id, chunk in out_edges_of(action, (s.HAS_CHUNK,))]
             if found:
-                self.chunks[vertex_id] = tuple(found)
+                self.chunks[vertex_id] = tuple((chunk_id, chunk) for _, chunk_id, chunk in found)
+                if log is not None:
+                    log.chunks[vertex_id] = tuple((edge_id, chunk_id) for edge_id, chunk_id, _ in found)
         return True
 
     def finish(self) -> OwnedActions:
@@ -551,14 +599,17 @@ class _Either:
         return item in self.first or item in self.second
 
 
-def owned_notes(user: Any, skipped: Counter) -> list[Any]:
-    """The user's Memory vertices (`memory_skip`)."""
+def owned_notes(user: Any, skipped: Counter, log: WalkLog | None = None) -> list[Any]:
+    """The user's Memory vertices (`memory_skip`); `log` gets every Memory vertex's id, theirs or not."""
     notes, seen = [], set()
     for _, edge_id, note in out_edges_of(user, (s.HAS_MEMORY,)):
-        if note.id in seen:
+        note_id = note.id
+        if note_id in seen:
             continue  # a second edge to the same note
-        seen.add(note.id)
+        seen.add(note_id)
         reason = memory_skip(note, user.id, (edge_id,))
+        if log is not None:
+            log.notes[note_id] = not reason
         if reason:
             skipped[reason] += 1
         else:
@@ -566,8 +617,12 @@ def owned_notes(user: Any, skipped: Counter) -> list[Any]:
     return notes
 
 
-def owned_ontologies(user: Any) -> list[Any]:
-    return [o for o in children(user, s.ADOPTED).values() if has_label(o, s.ONTOLOGY)]
+def owned_ontologies(user: Any, log: WalkLog | None = None) -> list[Any]:
+    """The user's adopted ontologies; `log` gets the id of everything the User adopted."""
+    adopted = children(user, s.ADOPTED)
+    if log is not None:
+        log.adopted.extend(adopted)
+    return [o for o in adopted.values() if has_label(o, s.ONTOLOGY)]
 
 
 def collect_owned(
@@ -599,8 +654,10 @@ def collect_owned(
             sessions[session.id] = session
             owned.in_edge_ids[session.id] = tuple(in_ids)
     owned.sessions = set(sessions)
-    chunks: dict[int, tuple[Any, ...]] | None = {} if attribute else None
-    admission = Admission(_Either(owned.sessions, owned.holders), owned.skipped, visit, chunks, abort)
+    chunks: dict[int, tuple[tuple[int, Any], ...]] | None = {} if attribute else None
+    log = owned.log
+    holders = _Either(owned.sessions, owned.holders)
+    admission = Admission(holders, owned.skipped, visit, chunks, abort, log)
     expand_sessions(
         sessions,
         owned.sessions,
@@ -611,74 +668,88 @@ def collect_owned(
         owned.out_edge_ids,
         owned.in_edge_ids,
         owned.watched,
+        log,
     )
     owned.out_edge_ids[user.id] = tuple(user_edges)
     owned.actions = admission.finish()
-    collect_entities_and_facts(owned, abort, chunks)
-    owned.notes = owned_notes(user, owned.skipped)
-    owned.ontologies = owned_ontologies(user)
+    collect_entities_and_facts(owned, chunks or {}, abort)
+    owned.notes = owned_notes(user, owned.skipped, log)
+    owned.ontologies = owned_ontologies(user, log)
     return owned
 
 
 def collect_entities_and_facts(
     owned: OwnedGraph,
+    action_chunks: Mapping[int, tuple[tuple[int, Any], ...]],
     abort: Callable[[], None] = _no_abort,
-    action_chunks: Mapping[int, tuple[Any, ...]] | None = None,
 ) -> None:
-    """Fill `owned.entities` and `owned.facts` from `owned.actions` (the cache also calls this alone,
-    at its maximum age, over the actions it already holds); nothing unless `owned.attribute`.
-    `action_chunks`: each Action's chunks, when the walk already handed them out (else each Action is
-    looked up for them)."""
+    """Fill `owned.entities` and `owned.facts` from the chunks of `owned.actions` (`action_chunks`: each
+    Action's (chunk id, chunk vertex) pairs, as the walk handed them out or the cache looked them up by
+    id); nothing unless `owned.attribute`. `owned.log` gets what each chunk's in-edges and each fact
+    holder's non-structural edges were (`walklog`)."""
     action_ids = owned.attributing_ids
     if not action_ids:
         owned.entities, owned.facts = [], []
         return
+    log = owned.log
     entities: dict[int, Any] = {}
     chunks: dict[int, Any] = {}  # id -> chunk vertex, in order, each once
     for vertex_id in owned.actions.vertex_ids:
-        if action_chunks is not None:
-            for chunk in action_chunks.get(vertex_id, ()):
-                chunks.setdefault(chunk.id, chunk)
-            continue
-        action = owned.lookup(vertex_id)
-        for edge in action.out_edges if action is not None else ():
-            if edge.type.name == s.HAS_CHUNK:
-                chunk = edge.to_vertex
-                chunks.setdefault(chunk.id, chunk)
-    for count, chunk in enumerate(chunks.values()):
+        for chunk_id, chunk in action_chunks.get(vertex_id, ()):
+            chunks.setdefault(chunk_id, chunk)
+    for count, (chunk_id, chunk) in enumerate(chunks.items()):
         if count % _ABORT_EVERY == 0:
             abort()
+        read = log.mentions[chunk_id] = {}
         for edge in chunk.in_edges:
+            edge_id = edge.id
             if edge.type.name != s.MENTIONED_IN:
+                read[edge_id] = w.OTHER_EDGE
                 continue
             entity = edge.from_vertex
             entity_id = entity.id
             if entity_id in entities:
+                read[edge_id] = w.EARLIER
                 continue
             reason = mention_skip(edge, action_ids, entity)
             if reason:
                 owned.skipped[reason] += 1
             elif reason is None:
                 entities[entity_id] = entity
+            read[edge_id] = _MENTION_OUTCOMES.get(reason, w.NOT_CITING)
     owned.entities = list(entities.values())
     seen: set[int] = set()
     user_id = owned.user.id
-    for count, holder in enumerate([owned.user, *owned.entities]):
+    for count, (holder_id, holder) in enumerate([(user_id, owned.user), *entities.items()]):
         if count % _ABORT_EVERY == 0:
             abort()
+        read = log.holder_edges[holder_id] = {}
+        log.degrees[holder_id] = 0
         edges = chain(zip(holder.out_edges, repeat(True)), zip(holder.in_edges, repeat(False)))
         for edge, holder_is_head in edges:
-            if edge.type.name in s.STRUCTURAL_TYPES or edge.id in seen:
+            log.degrees[holder_id] += 1
+            if edge.type.name in s.STRUCTURAL_TYPES:
                 continue  # the type first: a mention or session edge needs no id read
-            seen.add(edge.id)
+            edge_id = edge.id
+            if edge_id in seen:
+                read[edge_id] = w.ELSEWHERE
+                continue
+            seen.add(edge_id)
             source_id = text_id(edge.properties.get(s.SOURCE_ID))
             if source_id is None or source_id not in action_ids:
+                read[edge_id] = w.NOT_SOURCED
                 continue
             ends = fact_ends(edge, user_id, holder, holder_is_head, entities)
             if ends is None:
                 owned.skipped["fact_with_a_foreign_end"] += 1
+                read[edge_id] = w.FOREIGN_END
             else:
                 owned.facts.append(OwnedFact(edge, source_id, *ends))
+                read[edge_id] = w.FACT
+
+
+#: A mention's outcome in the walk's log, by `mention_skip`'s answer (any other reason: it cites none).
+_MENTION_OUTCOMES = {None: w.ATTRIBUTES, "entity_with_structural_label": w.STRUCTURAL}
 
 
 # -- checking upward from a row ---------------------------------------------------------------------
@@ -711,6 +782,11 @@ class Upward:
         """The session ids the user's Action stands for; None unless it is still theirs with this id."""
         if not has_label(vertex, s.ACTION) or id_text(vertex.properties.get(s.ACTION_ID)) != action_id:
             return None
+        return self.stands_for(vertex)
+
+    def stands_for(self, vertex: Any) -> list[str | None] | None:
+        """The session ids an Action stands for through its parents; None unless they are all the user's
+        (its label and action_id are the caller's to check)."""
         sessions: list[str | None] = []
         parents = [e.from_vertex for e in vertex.in_edges if e.type.name == s.HAS_ACTION]
         for parent in parents:

@@ -18,6 +18,7 @@ from .kinds import ENTITY, NOTE, TURN
 from .lanes import DERIVED, VECTOR_LANES, LaneResults, run_lanes
 from .models import ModelRegistry, ModelState
 from .question import Question, read_question
+from .recheck import ReadBack
 from .render import RenderContext, fit_budget, render
 from .rows import merge_rows
 from .snapshot import UserSnapshot, empty_snapshot
@@ -116,13 +117,14 @@ def recall(
         snapshot = empty_snapshot(-1, ref.user_id, model, state.dimension)
         found = Recall(snapshot, lanes_over(snapshot), model, asked, place.attribute_off)
         return found if choose is None else replace(found, results=choose(found))
+    read_back: ReadBack = {}  # Actions the rolling check read in this transaction: not read again
     for fresh in (False, True):
-        entry = cache.entry(place, live, vertex, model, state.dimension, fresh, ref.signature)
+        entry = cache.entry(place, live, vertex, model, state.dimension, fresh, ref.signature, read_back)
         results = lanes_over(entry.snapshot)
         if choose is not None:
             results = choose(Recall(entry.snapshot, results, model, asked, place.attribute_off))
         verifier = Verifier(
-            entry.snapshot, entry.actions, entry.numeric, entry.attribute, vertex, live.vertex
+            entry.snapshot, entry.actions, entry.numeric, entry.attribute, vertex, live.vertex, read_back
         )
         items = hit_items(results, choose is not None, cfg.explain)
         failing = verifier.failing(items, live.abort)

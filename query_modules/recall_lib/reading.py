@@ -123,7 +123,7 @@ def _confidence(value: Any) -> float | None:
 def turn_of(item: OwnedAction, vertex: Any, malformed: Counter) -> Turn | None:
     """The Turn an owned Action (its live `vertex`) reads as (None when it has no text); used by
     verification to read a row back as a build would."""
-    fields = _turn_fields(vertex.properties, malformed)
+    fields = turn_fields(vertex.properties, malformed)
     if fields is None:
         return None
     timestamp, speaker, action_type, text = fields
@@ -139,7 +139,7 @@ def turn_of(item: OwnedAction, vertex: Any, malformed: Counter) -> Turn | None:
     )
 
 
-def _turn_fields(props: Any, malformed: Counter) -> tuple[datetime | None, str, str, str] | None:
+def turn_fields(props: Any, malformed: Counter) -> tuple[datetime | None, str, str, str] | None:
     """(timestamp, speaker, action_type, text) of an Action's properties; None when it has no text."""
     action_type = props.get(s.ACTION_TYPE)
     action_type = action_type if isinstance(action_type, str) else ""
@@ -166,29 +166,21 @@ class TurnReader:
         self.collector = VectorCollector("message", model, dim, malformed)
         self.model = model
         self._vectored: list[bool] = []
+        self.reused: set[int] = set()  # the Actions (vertex ids) whose turns were taken over unread
 
     def add(self, item: OwnedAction, vertex: Any) -> None:
-        reuse = self.reuse if self.collector.pack is not None else None
-        props = fields = None
-        if reuse is not None and reuse.checked:
-            props = vertex.properties
-            fields = _turn_fields(props, self.malformed)
-            if fields is None:
-                return
-            if props.get(s.EMBEDDING_MODEL) != self.model:
-                reuse = None  # re-embedded by another model: what the entry holds is not what is stored
-        if reuse is not None:
-            kept = reuse.row(item.vertex_id, item.action_id, item.session_id, fields)
+        if self.reuse is not None and self.collector.pack is not None:
+            kept = self.reuse.row(item.vertex_id, item.action_id, item.session_id)
             if kept is not None:
                 row, vectors = kept
                 self._vectored.append(self.collector.add_normalised(len(self.rows), vectors))
                 self.rows.append(row)
+                self.reused.add(item.vertex_id)
                 return
-        if props is None:
-            props = vertex.properties
-            fields = _turn_fields(props, self.malformed)
-            if fields is None:
-                return
+        props = vertex.properties
+        fields = turn_fields(props, self.malformed)
+        if fields is None:
+            return
         text = fields[3]
         passages = passages_of(text) if len(text) > PASSAGE_CHARS else None
         stored_model = props.get(s.EMBEDDING_MODEL)
@@ -243,27 +235,35 @@ def read_turns(
 
 def fact_of(item: OwnedFact, malformed: Counter) -> Fact | None:
     """The Fact an owned fact edge reads as (None without its texts); shared by builds and verification."""
-    edge, props = item.edge, item.edge.properties
+    edge = item.edge
     head_vertex, tail_vertex = item.ends
-    text = _text(props.get(s.TEXT))
-    head = "user" if item.head_is_user else _text(head_vertex.properties.get(s.TEXT))
-    tail = "user" if item.tail_is_user else _text(tail_vertex.properties.get(s.TEXT))
+    text, valid_at, role, confidence = fact_fields(edge.properties, malformed)
+    head = "user" if item.head_is_user else entity_text(head_vertex.properties)
+    tail = "user" if item.tail_is_user else entity_text(tail_vertex.properties)
     if text is None or head is None or tail is None:
         malformed["fact: no text (or an endpoint without text)"] += 1
         return None
     return Fact(
-        edge.id,
-        head_vertex.id,
-        tail_vertex.id,
-        head,
-        edge.type.name,
-        tail,
-        item.source_id,
-        text,
+        edge.id, head_vertex.id, tail_vertex.id, head, edge.type.name, tail, item.source_id, text, valid_at,
+        role, confidence,
+    )
+
+
+def fact_fields(
+    props: Any, malformed: Counter
+) -> tuple[str | None, datetime | None, str | None, float | None]:
+    """(text, valid_at, role, confidence) of a fact edge's properties, as its Fact holds them."""
+    return (
+        _text(props.get(s.TEXT)),
         _time(props.get(s.VALID_AT), "fact", malformed),
         _text(props.get(s.ROLE)),
         _confidence(props.get(s.CONFIDENCE)),
     )
+
+
+def entity_text(props: Any) -> str | None:
+    """An entity's (or a fact end's) text as recall holds it; None: it has none (malformed)."""
+    return _text(props.get(s.TEXT))
 
 
 def read_facts(
@@ -293,7 +293,7 @@ def read_entities(
     collector = VectorCollector("entity", model, dim, malformed)
     for vertex in owned.entities:
         props = vertex.properties
-        text = _text(props.get(s.TEXT))
+        text = entity_text(props)
         if text is None:
             malformed["entity: no text"] += 1
             continue

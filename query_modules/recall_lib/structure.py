@@ -13,9 +13,10 @@ edge created after recall read a holder has an id above all it read. If edges we
 and the degree stayed the same, as many were added as removed, and the added ones' ids sum to more
 than the removed ones' unless some added edge was created (id taken) **before** recall's read and
 committed after it. So a change goes unseen only when at least two such late-committing edges of one
-holder are matched by removals of the same total id: recall also re-reads every holder at the cache's
-maximum age (`RECALL_CACHE_MAX_AGE`), which bounds even that. Ids restart after a storage rebuild
-(`RECOVER SNAPSHOT`, replica resync); see the cache's docstring for what recall does then.
+holder are matched by removals of the same total id: the rolling check (`recheck`) also reads each
+holder's edge ids within the cache's maximum age (`RECALL_CACHE_MAX_AGE`), which bounds even that.
+Ids restart after a storage rebuild (`RECOVER SNAPSHOT`, replica resync); see the cache's docstring for
+what recall does then.
 
 Comparing a read with the cached structure says:
 - nothing changed: the cached snapshot is current for sessions and messages;
@@ -26,7 +27,7 @@ Comparing a read with the cached structure says:
 What it cannot see (by design: it reads no properties and only these vertices' edges): edited
 properties, edges into the user's Actions from elsewhere, anything past the Actions (chunks, mentions,
 facts between entities). Verification of every returned row covers the dangerous direction of all of
-these; facts and entities added later are read at the maximum age or after `recall.invalidate`.
+these; the rest is the rolling check's (`recheck`), within the maximum age.
 """
 
 from collections.abc import Callable, Collection, Iterable, Mapping

@@ -7,13 +7,13 @@ walks every holder and checks every Action's ownership as a cold build does (so 
 exactly what a cold build would hold); only for an Action it admits that the old entry held as the
 same (action id, session) does it take the old row and its normalised vectors instead of reading them.
 
-What is kept is what a refresh already trusts: an edit to a kept message is caught, as on any call, by
-the verification of every returned row, whose failure builds without reuse. Reused are only turns
-whose reading counted nothing as malformed (a readable time, a usable vector of this model), so the
-build's malformed counts stay those of a cold build. At the cache's maximum age the reuse is
-**checked**: each Action's fields (time, speaker, type, text) and stored model are read again and a
-turn is taken over only when they are exactly as held, so an edited message is searched by its new
-text; what is saved is the vectors' conversion, the larger part of a build.
+What is kept is what the entry already trusts: each turn taken over keeps, in the new entry's rolling
+check (`rolling`), the time its Action was last read, so it is read again within the maximum age of
+that reading, as if the build had not happened; an edit is caught sooner, as on any call, by the
+verification of every returned row, whose failure builds without reuse. Turns the rolling check found
+changed are `excluded` and read again. Reused are only turns whose reading counted nothing as
+malformed (a readable time, a usable vector of this model), so the build's malformed counts stay those
+of a cold build.
 """
 
 from dataclasses import dataclass
@@ -31,10 +31,12 @@ class TurnReuse:
     vectors: VectorSet  # the turns' passage vectors: owner = turn index, rows grouped by owner
     index: dict[int, int]  # Action vertex id -> turn index
     starts: np.ndarray  # per turn index, its first vector row (and per index + 1, the end)
-    checked: bool = False  # the reader reads each Action's fields and passes them to `row`
+    excluded: frozenset[int] = frozenset()  # Actions (vertex ids) to read again whatever the entry holds
 
     @classmethod
-    def of(cls, turns: TurnTable, vectors: VectorSet, checked: bool = False) -> "TurnReuse | None":
+    def of(
+        cls, turns: TurnTable, vectors: VectorSet, excluded: frozenset[int] = frozenset()
+    ) -> "TurnReuse | None":
         """None when the rows are not grouped by turn in ascending order (nothing is reused then)."""
         owner = vectors.owner
         if len(owner) and bool(np.any(np.diff(owner) < 0)):
@@ -43,21 +45,19 @@ class TurnReuse:
         if len(owner) and not np.array_equal(vectors.passage, np.arange(len(owner)) - starts[owner]):
             return None  # each turn's rows must be its passages in order
         index = {vertex_id: i for i, vertex_id in enumerate(turns.vertex_ids)}
-        return cls(turns, vectors, index, starts, checked)
+        return cls(turns, vectors, index, starts, excluded)
 
     def row(
-        self, vertex_id: int, action_id: str, session_id: str | None, fields: tuple | None = None
+        self, vertex_id: int, action_id: str, session_id: str | None
     ) -> tuple[tuple, np.ndarray] | None:
         """(the reader's row, the turn's vector rows) as the old entry holds them for this Action; None
-        when it did not hold it as this action id and session, or its reading was not clean, or (when
-        `checked`) `fields`, as read now, differ from the row's."""
+        when it did not hold it as this action id and session, or its reading was not clean, or it is
+        `excluded`."""
         i = self.index.get(vertex_id)
-        if i is None:
+        if i is None or vertex_id in self.excluded:
             return None
         row = self.turns.fields(i)  # (vertex id, action id, session id, time, speaker, type, text)
         if row[1] != action_id or row[2] != session_id or row[3] is None:
-            return None
-        if self.checked and tuple(row[3:7]) != fields:
             return None
         start, end = int(self.starts[i]), int(self.starts[i + 1])
         passages = self.turns.passages(i)

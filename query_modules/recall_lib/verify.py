@@ -5,7 +5,9 @@ must still belong to this user by `ownership`'s rules (checked upward, `ownershi
 read back exactly as cached through the same readers a build uses (`reading.turn_of`, `fact_of`,
 `note_of`), so an edited text, time, speaker or path fails. Vectors are not compared: they only rank.
 The cost is O(items returned), never O(user's data). A failed item means the snapshot is stale: the
-pipeline builds the user again and reruns the lanes.
+pipeline builds the user again and reruns the lanes. An Action the rolling check read in this same call
+(`recheck.ReadBack`: its vertex, stored action_id and turn fields, read in the calling transaction) is
+not read again: only its parents are walked up.
 """
 
 from collections import Counter
@@ -23,10 +25,12 @@ from .ownership import (
     Upward,
     attributes,
     fact_ends,
+    id_text,
     mention_skip,
     text_id,
 )
 from .reading import fact_of, note_of, turn_of
+from .recheck import ReadBack
 from .snapshot import UserSnapshot
 
 #: Looks up a vertex of the current transaction by id; None when it does not exist (any more).
@@ -44,11 +48,13 @@ class Verifier:
         attribute: Attribution,
         user: Any,
         lookup: VertexLookup,
+        read_back: ReadBack | None = None,
     ) -> None:
         """`actions`: the user's action_id -> Action vertex id (what facts cite); `numeric`: action ids
         some owned Action stores as an integer; `attribute`: the rule the entry was built under
-        (`ownership.attributes` decides which ids attribute)."""
+        (`ownership.attributes` decides which ids attribute); `read_back`: Actions this call read."""
         self.snapshot, self.actions, self.user, self.lookup = snapshot, actions, user, lookup
+        self.read_back = {} if read_back is None else read_back
         self.numeric, self.attribute = numeric, attribute
         self.upward = Upward(user)
         self._sources: dict[str, bool] = {}
@@ -72,6 +78,15 @@ class Verifier:
         unread: Counter = Counter()  # malformed counts of the re-read: not needed here
         if kind == TURN:
             turn = self.snapshot.turns[index]
+            read = self.read_back.get(turn.vertex_id)
+            if read is not None:  # label, action_id and fields read in this transaction already
+                vertex, stored, fields = read
+                if id_text(stored) != turn.action_id or fields != (
+                    turn.timestamp, turn.speaker, turn.action_type, turn.text
+                ):
+                    return False
+                sessions = self.upward.stands_for(vertex)
+                return sessions is not None and turn.session_id in sessions
             vertex = self.lookup(turn.vertex_id)
             sessions = None if vertex is None else self.upward.action(vertex, turn.action_id)
             if sessions is None or turn.session_id not in sessions:
@@ -103,6 +118,13 @@ class Verifier:
         if action_id not in self._sources:
             attributing = attributes(action_id, self.numeric, self.attribute)
             vertex_id = self.actions.get(action_id) if attributing else None
+            read = None if vertex_id is None else self.read_back.get(vertex_id)
+            if read is not None:  # label and action_id read in this transaction already
+                vertex, stored, _ = read
+                self._sources[action_id] = text_id(stored) == action_id and (
+                    self.upward.stands_for(vertex) is not None
+                )
+                return self._sources[action_id]
             vertex = None if vertex_id is None else self.lookup(vertex_id)
             self._sources[action_id] = (
                 vertex is not None
