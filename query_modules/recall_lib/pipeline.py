@@ -204,4 +204,5 @@ def render_context(found: Recall, cfg: RecallConfig) -> RenderContext:
         facts_off=found.facts_off,
         reading=results.reading,
         left_out=results.left_out,
+        overlap=results.matched.overlap if results.matched is not None else None,
     )

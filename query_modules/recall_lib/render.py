@@ -13,13 +13,14 @@ from typing import Any
 
 from .kinds import FACT, NOTE, TURN
 from .lanes import Hit
+from .pieces import ELLIPSIS, chosen_pieces, one_line, shown_text
 from .reading import Fact, Note
 from .rows import Row
 from .snapshot import UserSnapshot
+from .textindex import TermOverlap
 from .timeparse import format_day, format_minute
 from .turn_table import Turn
 
-ELLIPSIS = "…"
 NOTHING = "(nothing in memory matched)"
 RULES = (
     "How to read these rows (all from this user's own past):",
@@ -51,27 +52,22 @@ class RenderContext:
     facts_off: str | None = None  # why no entity or fact could be attributed here (an operator's matter)
     reading: tuple[str, ...] = ()  # what was read from the question (`LaneResults.reading`), for explain
     left_out: int = 0  # rows a fit before verification left out already (`pipeline.render_recall`)
+    overlap: TermOverlap | None = None  # the question's terms: which piece of a long text is shown
+
+    @property
+    def piece_chars(self) -> int:
+        """How long a text is shown whole (longer ones as their matched pieces of this length):
+        `turn_chars`, and under a character budget at most a `BUDGET_SHARE` of it (not below
+        `MIN_PIECE_CHARS`), so a budget holds many short pieces rather than a few long messages."""
+        if self.max_chars is None:
+            return self.turn_chars
+        return min(self.turn_chars, max(MIN_PIECE_CHARS, self.max_chars // BUDGET_SHARE))
 
 
-def one_line(text: str) -> str:
-    """Rows are single lines: runs of whitespace (newlines included) become one space."""
-    return " ".join(text.split())
-
-
-def shown_text(text: str, passages: Sequence[str], matched: Sequence[int], limit: int) -> str:
-    """The whole text, or (when longer than `limit`) the matched passages with `…` where text is left out."""
-    if len(text) <= limit or not matched:
-        return one_line(text)
-    pieces: list[str] = [] if matched[0] == 0 else [ELLIPSIS]
-    previous = None
-    for index in matched:
-        if previous is not None and index != previous + 1:
-            pieces.append(ELLIPSIS)
-        pieces.append(one_line(passages[index]))
-        previous = index
-    if matched[-1] != len(passages) - 1:
-        pieces.append(ELLIPSIS)
-    return " ".join(pieces)
+#: Under a character budget a row's text takes at most 1 / BUDGET_SHARE of it ...
+BUDGET_SHARE = 16
+#: ... but never less than this (two or three sentences).
+MIN_PIECE_CHARS = 300
 
 
 def _explain(hits: Sequence[Hit]) -> str:
@@ -92,7 +88,7 @@ def _turn_line(turn: Turn, row: Row, ctx: RenderContext) -> str:
     if turn.timestamp is not None:
         where.append(format_minute(turn.timestamp))
     where.append(turn.speaker)
-    text = shown_text(turn.text, turn.passages, row.passages, ctx.turn_chars)
+    text = shown_text(turn.text, turn.passages, row.passages, ctx.piece_chars, ctx.overlap)
     return f"TURN [{', '.join(where)}]: {text}"
 
 
@@ -109,7 +105,11 @@ def _memory_line(note: Note, row: Row, ctx: RenderContext) -> str:
     label = one_line(note.path)
     if note.updated_at is not None:
         label += f", updated {format_day(note.updated_at)}"
-    return f"MEMORY [{label}]: {shown_text(note.content, note.passages, row.passages, ctx.turn_chars)}"
+    return f"MEMORY [{label}]: {_note_text(note, row, ctx)}"
+
+
+def _note_text(note: Note, row: Row, ctx: RenderContext) -> str:
+    return shown_text(note.content, note.passages, row.passages, ctx.piece_chars, ctx.overlap)
 
 
 def row_line(snapshot: UserSnapshot, row: Row, ctx: RenderContext) -> str:
@@ -180,16 +180,24 @@ REPEATS_LISTED = 5
 
 @dataclass(frozen=True)
 class Fit:
-    """The rows a render shows, in display order, with their lines, and for each the rows of the same
-    text it stands for (`repeats`: a message said again word for word is shown once)."""
+    """The rows a render shows, in display order, with their lines, for each the rows of the same text
+    it stands for (`repeats`: a message said again word for word is shown once), and the FACT rows
+    folded into it (`folded`: a fact read from a message that is shown says nothing the message
+    does not)."""
 
     rows: list[Row]
     lines: list[str]
     repeats: list[list[Row]]
+    folded: list[list[Row]]
 
     def items(self) -> set[tuple[str, int]]:
-        """Every item the lines show, the repeats named in them included."""
-        return {(row.kind, row.index) for rows in (self.rows, *self.repeats) for row in rows}
+        """Every item the lines show, the repeats named in them and the folded facts included."""
+        return {(row.kind, row.index) for rows in (self.rows, *self.repeats, *self.folded) for row in rows}
+
+    @property
+    def stood_for(self) -> int:
+        """Rows shown through another row: repeats and folded facts."""
+        return sum(map(len, self.repeats)) + sum(map(len, self.folded))
 
 
 def _repeated(snapshot: UserSnapshot, row: Row) -> tuple[str, str] | None:
@@ -213,11 +221,29 @@ def _with_repeats(line: str, snapshot: UserSnapshot, repeats: Sequence[Row]) -> 
 def fit_budget(
     snapshot: UserSnapshot, rows: list[Row], ctx: RenderContext, abort: Callable[[], None] = lambda: None
 ) -> Fit:
+    """The rows that fit `max_chars`, in display order: all of them when they fit whole, else the fit
+    that folds facts into their messages (`fit_rows`)."""
+    whole = fit_rows(snapshot, rows, ctx, abort, fold=False)
+    if ctx.max_chars is None or len(whole.rows) + whole.stood_for == len(rows):
+        return whole
+    return fit_rows(snapshot, rows, ctx, abort, fold=True)
+
+
+def fit_rows(
+    snapshot: UserSnapshot,
+    rows: list[Row],
+    ctx: RenderContext,
+    abort: Callable[[], None] = lambda: None,
+    fold: bool = True,
+) -> Fit:
     """The rows that fit `max_chars`, in display order.
 
     Rows are taken best first (`Row.priority`) while they fit; one that does not is left out and the
     next one tried, so a long row does not shut out the shorter ones below it. A TURN row whose message
-    was already taken word for word (same speaker and text) costs only a note on that row. `explain`'s
+    was already taken word for word (same speaker and text) costs only a note on that row. With `fold`,
+    a FACT row whose source message is taken is folded into that TURN row (it says nothing the message
+    does not, and the room goes to rows left out): skipped when the message came first, its cost given
+    back when the message comes later. `explain`'s
     annotations are not counted: explaining a call must not change what it shows. Linear in
     the rows: each line is made once, and only until the budget is spent; the header is measured once,
     with the largest "left out" line it can need (so what is kept always fits whatever is left out). A
@@ -235,13 +261,21 @@ def fit_budget(
         room = ctx.max_chars - _text_length(header_lines(plain, notes, len(rows) + ctx.left_out)) - 1
     lines: dict[int, str] = {}  # kept row -> its line (without repeats)
     repeats: dict[int, list[Row]] = {}
+    folded: dict[int, list[Row]] = {}  # kept TURN row -> the FACT rows folded into it
     first_of: dict[tuple[str, str], int] = {}
+    turn_of: dict[str, int] = {}  # action id of a kept TURN row -> that row
+    facts_of: dict[str, list[int]] = {}  # action id -> kept FACT rows citing it
     used = 0
     for count, i in enumerate(sorted(range(len(rows)), key=lambda i: rows[i].priority)):
         if count % 256 == 0:
             abort()
         if room is not None and room - used < SHORTEST_ROW:
             break
+        if fold and rows[i].kind == FACT:
+            source = snapshot.facts[rows[i].index].source_id
+            if source in turn_of:
+                folded[turn_of[source]].append(rows[i])
+                continue
         same = _repeated(snapshot, rows[i])
         if same in first_of:
             kept = first_of[same]
@@ -250,17 +284,30 @@ def fit_budget(
             if room is None or used + len(after) - len(before) <= room:
                 repeats[kept].append(rows[i])
                 used += len(after) - len(before)
+                repeated = snapshot.turns[rows[i].index].action_id
+                turn_of.setdefault(repeated, kept)
+                for fact in facts_of.pop(repeated, ()) if fold else ():
+                    used -= len(lines.pop(fact)) + 1
+                    folded[kept].append(rows[fact])
             continue
         line = row_line(snapshot, rows[i], ctx)
         cost = len(line) + (1 if lines else 0)
         if room is None or used + cost <= room:
-            lines[i], repeats[i] = line, []
+            lines[i], repeats[i], folded[i] = line, [], []
             used += cost
             if same is not None:
                 first_of[same] = i
+            if rows[i].kind == FACT:
+                facts_of.setdefault(snapshot.facts[rows[i].index].source_id, []).append(i)
+            elif rows[i].kind == TURN:
+                action_id = snapshot.turns[rows[i].index].action_id
+                turn_of.setdefault(action_id, i)
+                for fact in facts_of.pop(action_id, ()) if fold else ():  # taken before: given back
+                    used -= len(lines.pop(fact)) + 1
+                    folded[i].append(rows[fact])
     chosen = sorted(lines)
     shown = [explained(_with_repeats(lines[i], snapshot, repeats[i]), rows[i], ctx) for i in chosen]
-    return Fit([rows[i] for i in chosen], shown, [repeats[i] for i in chosen])
+    return Fit([rows[i] for i in chosen], shown, [repeats[i] for i in chosen], [folded[i] for i in chosen])
 
 
 def render(
@@ -268,7 +315,7 @@ def render(
 ) -> tuple[str, dict[str, Any]]:
     """The text and the `recalled` map for `rows` (already merged and in display order)."""
     fit = fit_budget(snapshot, rows, ctx, abort)
-    dropped = len(rows) - len(fit.rows) - sum(map(len, fit.repeats)) + ctx.left_out
+    dropped = len(rows) - len(fit.rows) - fit.stood_for + ctx.left_out
     head = header_lines(ctx, any(r.kind == NOTE for r in fit.rows), dropped)
     body = fit.lines or ([] if dropped else [NOTHING])
     return "\n".join(head + body), recalled_map(snapshot, fit, ctx, dropped)
@@ -293,45 +340,55 @@ def _explained(item: dict[str, Any], row: Row) -> None:
     item["fused"] = {"rank": fused.rank, "score": float(fused.score), "lifts": list(fused.lifts)}
 
 
+def _shown_pieces(text: str, passages: Sequence[str], row: Row, ctx: RenderContext) -> list[str]:
+    """The pieces of a long text a row shows (none when it shows the whole text)."""
+    chosen = chosen_pieces(text, passages, row.passages, ctx.piece_chars, ctx.overlap)
+    return [] if chosen is None else [chosen[0][i] for i in chosen[1]]
+
+
+def _fact_item(fact: Fact) -> dict[str, Any]:
+    return {
+        "head": fact.head,
+        "type": fact.type,
+        "tail": fact.tail,
+        "valid_at": _iso(fact.valid_at),
+        "speaker": fact.role,
+        "sentence": fact.text,
+        "turn": fact.source_id,
+    }
+
+
 def recalled_map(snapshot: UserSnapshot, fit: Fit, ctx: RenderContext, dropped: int) -> dict[str, Any]:
     """The upstream `to_json()` shape, plain Python values only; per-row lanes when `explain`; a turn
-    shown once for several identical messages lists the others' action ids as `repeats`."""
+    shown once for several identical messages lists the others' action ids as `repeats`, and the facts
+    read from it that it stands for under `facts` (each as a FACT row's item)."""
     turns, facts, notes = [], [], []
-    for row, repeats in zip(fit.rows, fit.repeats, strict=True):
+    for row, repeats, folded in zip(fit.rows, fit.repeats, fit.folded, strict=True):
         if row.kind == TURN:
             turn = snapshot.turns[row.index]
-            partial = len(turn.text) > ctx.turn_chars and bool(row.passages)
             item = {
                 "action_id": turn.action_id,
                 "session_id": turn.session_id,
                 "timestamp": _iso(turn.timestamp),
                 "speaker": turn.speaker,
                 "text": turn.text,
-                "passages": [turn.passages[p] for p in row.passages] if partial else [],
+                "passages": _shown_pieces(turn.text, turn.passages, row, ctx),
             }
             if repeats:
                 item["repeats"] = [snapshot.turns[r.index].action_id for r in repeats]
+            if folded:
+                item["facts"] = [_fact_item(snapshot.facts[f.index]) for f in folded]
             turns.append(item)
         elif row.kind == FACT:
-            fact = snapshot.facts[row.index]
-            item = {
-                "head": fact.head,
-                "type": fact.type,
-                "tail": fact.tail,
-                "valid_at": _iso(fact.valid_at),
-                "speaker": fact.role,
-                "sentence": fact.text,
-                "turn": fact.source_id,
-            }
+            item = _fact_item(snapshot.facts[row.index])
             facts.append(item)
         else:
             note = snapshot.notes[row.index]
-            partial = len(note.content) > ctx.turn_chars and bool(row.passages)
             item = {
                 "path": note.path,
                 "updated_at": _iso(note.updated_at),
                 "text": note.content,
-                "passages": [note.passages[p] for p in row.passages] if partial else [],
+                "passages": _shown_pieces(note.content, note.passages, row, ctx),
             }
             notes.append(item)
         if ctx.explain:

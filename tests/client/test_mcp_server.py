@@ -94,7 +94,7 @@ def test_recall_returns_the_users_own_rows_as_text_only(service):
         assert not result.is_error and result.structured_content is None
         assert [content.type for content in result.content] == ["text"]
     maya_text, tom_text = maya.content[0].text, tom.content[0].text
-    assert "Today is 2024-05-20." in maya_text and "TRAVELS_TO @ 2024-04-10]-> Lisbon" in maya_text
+    assert "Today is 2024-05-20." in maya_text and "Lisbon" in rows(maya_text)
     assert sessions(maya_text) and all(s.startswith("maya-") for s in sessions(maya_text))
     assert sessions(tom_text) and all(s.startswith("tom-") for s in sessions(tom_text))
     assert not any(word in rows(maya_text) for word in TOM_WORDS)

@@ -123,14 +123,20 @@ def test_long_message_shows_the_matched_passage_of_the_upstream_split(rt):
         ("turns", "a4", 1, passages[1]),
         ("fused", "a4", 1, passages[1]),  # a fused turn shows the passage the vector lane found
     ]
-    text, recalled = render(rt, "ana", "kayak paddle", lanes=["turns"], turns_k=1, query_vector=axis(4))
+    rows_config = {"lanes": ["turns"], "turns_k": 1, "query_vector": axis(4), "max_chars": 0}
+    text, recalled = render(rt, "ana", "kayak paddle", **rows_config)
     [row] = rows_of(text)
     assert row == "TURN [session ana-s4, 2024-04-02T08:00, Ana]: … " + " ".join(passages[1].split()) + " …"
     assert recalled["turns"][0]["passages"] == [passages[1]] and recalled["turns"][0]["text"] == LONG_TEXT
-    # With a wide turn_chars the whole message is shown.
-    text, recalled = render(
-        rt, "ana", "kayak paddle", lanes=["turns"], turns_k=1, query_vector=axis(4), turn_chars=10_000
-    )
+    # Under the default character budget the row shows the piece of at most 500 characters (8,000 / 16),
+    # cut at sentence ends, that overlaps that passage and holds the question's words.
+    text, recalled = render(rt, "ana", "kayak paddle", lanes=["turns"], turns_k=1, query_vector=axis(4))
+    [piece] = recalled["turns"][0]["passages"]
+    assert piece in LONG_TEXT and len(piece) <= 500 and "kayak needs a new paddle" in piece
+    row = "TURN [session ana-s4, 2024-04-02T08:00, Ana]: … " + " ".join(piece.split()) + " …"
+    assert rows_of(text) == [row]
+    # With a wide turn_chars and no character budget the whole message is shown.
+    text, recalled = render(rt, "ana", "kayak paddle", **{**rows_config, "turn_chars": 10_000})
     assert rows_of(text)[0].endswith(" ".join(LONG_TEXT.split())) and recalled["turns"][0]["passages"] == []
 
 

@@ -178,15 +178,26 @@ def test_golden_text_with_explain(rt):
     ]
 
 
-def test_budget_keeps_the_best_ranked_rows_and_says_so(rt):
-    text, recalled = render(
-        rt, "gina", "What is my cat called?", "2024-06-20", query_vector=axis(1), max_chars=len(GOLDEN) - 1
-    )
-    assert text == HEADER.replace(
-        "Rows:\n",
-        "1 lower-ranked rows were left out to stay within max_chars=" + str(len(GOLDEN) - 1) + ".\nRows:\n",
-    ) + "\n".join(GOLDEN.split("\n")[10:14])
+def test_budget_folds_facts_into_their_messages_then_keeps_the_best_ranked_rows_and_says_so(rt):
+    golden = GOLDEN.split("\n")
+    fact_line, turn_lines = golden[11], golden[12:]
+    # Short of room, the FACT row read from g1 folds into g1's row (the message says it), so every TURN
+    # row still fits; the fact stays in `recalled`, under the turn it was read from.
+    budget = len(GOLDEN) - 1
+    ask = {"question": "What is my cat called?", "today": "2024-06-20", "query_vector": axis(1)}
+    text, recalled = render(rt, "gina", **ask, max_chars=budget)
+    assert text == HEADER + "\n".join([golden[10], *turn_lines]) and fact_line not in text
+    assert recalled["rows_left_out"] == 0 and recalled["facts"] == []
+    assert [t["action_id"] for t in recalled["turns"]] == ["g1", "g2", "g3"]
+    assert [f["sentence"] for f in recalled["turns"][0]["facts"]] == ["Gina adopted a cat called Mochi."]
+    # Shorter still, the lowest-ranked TURN row is left out, and the header says so.
+    budget = len(GOLDEN) - 60
+    text, recalled = render(rt, "gina", **ask, max_chars=budget)
+    left_out = f"1 lower-ranked rows were left out to stay within max_chars={budget}.\nRows:\n"
+    assert text == HEADER.replace("Rows:\n", left_out) + "\n".join([golden[10], *turn_lines[:2]])
     assert recalled["rows_left_out"] == 1 and [t["action_id"] for t in recalled["turns"]] == ["g1", "g2"]
+    # With room for everything nothing is folded.
+    assert render(rt, "gina", **ask)[0] == GOLDEN
 
 
 @pytest.mark.parametrize(

@@ -96,4 +96,6 @@ class RecallRetriever(BaseRetriever):
         for key in ("action_id", "turn", "path", "type"):
             if key in item:
                 metadata[key] = item[key]
+        if item.get("facts"):  # facts read from this message, folded into its row to save the budget
+            metadata["facts"] = [fact["sentence"] for fact in item["facts"]]
         return Document(page_content=row.text, metadata=metadata)
