@@ -95,6 +95,7 @@ class LaneResults:
     reading: tuple[str, ...] = ()  # what was read from the question, and how its dates were settled
     left_out: int = 0  # rows a budget fit left out (`showing`)
     matched: MatchedPassages | None = field(default=None, compare=False)  # the terms' passages, memoised
+    lines: dict = field(default_factory=dict, compare=False)  # rendered row lines, memoised (`render`)
 
     def of(self, lane: str) -> tuple[Hit, ...]:
         return self.hits.get(lane, ())
@@ -306,8 +307,8 @@ def _turn_hit(
     snapshot: UserSnapshot, lane: str, rank: int, candidate: Candidate, matched: MatchedPassages
 ) -> Hit:
     """The hit for a chosen turn, with the passage it was found at (worked out only for chosen turns)."""
-    passages = snapshot.turns[candidate.turn].passages
     if candidate.fact is not None:
+        passages = snapshot.turns.passages(candidate.turn)
         fact = snapshot.facts[candidate.fact]
         return Hit(
             lane,

@@ -205,4 +205,5 @@ def render_context(found: Recall, cfg: RecallConfig) -> RenderContext:
         reading=results.reading,
         left_out=results.left_out,
         overlap=results.matched.overlap if results.matched is not None else None,
+        lines=results.lines,
     )

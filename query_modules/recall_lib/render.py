@@ -7,7 +7,7 @@ it, at what rank and score, and how a derived row was reached.
 """
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
@@ -53,6 +53,7 @@ class RenderContext:
     reading: tuple[str, ...] = ()  # what was read from the question (`LaneResults.reading`), for explain
     left_out: int = 0  # rows a fit before verification left out already (`pipeline.render_recall`)
     overlap: TermOverlap | None = None  # the question's terms: which piece of a long text is shown
+    lines: dict | None = field(default=None, compare=False)  # row lines made so far in this call
 
     @property
     def piece_chars(self) -> int:
@@ -113,12 +114,21 @@ def _note_text(note: Note, row: Row, ctx: RenderContext) -> str:
 
 
 def row_line(snapshot: UserSnapshot, row: Row, ctx: RenderContext) -> str:
-    """The row as the LLM reads it, without `explain`'s annotation (`explained`)."""
+    """The row as the LLM reads it, without `explain`'s annotation (`explained`); made once per call
+    when `ctx.lines` keeps them (a render fits its rows before and after verification, each fit
+    possibly twice)."""
+    key = (row.kind, row.index, row.passages)
+    if ctx.lines is not None and key in ctx.lines:
+        return ctx.lines[key]
     if row.kind == TURN:
-        return _turn_line(snapshot.turns[row.index], row, ctx)
-    if row.kind == FACT:
-        return _fact_line(snapshot.facts[row.index])
-    return _memory_line(snapshot.notes[row.index], row, ctx)
+        line = _turn_line(snapshot.turns[row.index], row, ctx)
+    elif row.kind == FACT:
+        line = _fact_line(snapshot.facts[row.index])
+    else:
+        line = _memory_line(snapshot.notes[row.index], row, ctx)
+    if ctx.lines is not None:
+        ctx.lines[key] = line
+    return line
 
 
 def explained(line: str, row: Row, ctx: RenderContext) -> str:
@@ -204,8 +214,8 @@ def _repeated(snapshot: UserSnapshot, row: Row) -> tuple[str, str] | None:
     """What makes two TURN rows the same message: its speaker and its whole text."""
     if row.kind != TURN:
         return None
-    turn = snapshot.turns[row.index]
-    return turn.speaker, turn.text
+    fields = snapshot.turns.fields(row.index)  # no Turn made: this runs for every row of every fit
+    return fields[4], fields[6]
 
 
 def _with_repeats(line: str, snapshot: UserSnapshot, repeats: Sequence[Row]) -> str:
@@ -284,7 +294,7 @@ def fit_rows(
             if room is None or used + len(after) - len(before) <= room:
                 repeats[kept].append(rows[i])
                 used += len(after) - len(before)
-                repeated = snapshot.turns[rows[i].index].action_id
+                repeated = snapshot.turns.fields(rows[i].index)[1]
                 turn_of.setdefault(repeated, kept)
                 for fact in facts_of.pop(repeated, ()) if fold else ():
                     used -= len(lines.pop(fact)) + 1
@@ -300,7 +310,7 @@ def fit_rows(
             if rows[i].kind == FACT:
                 facts_of.setdefault(snapshot.facts[rows[i].index].source_id, []).append(i)
             elif rows[i].kind == TURN:
-                action_id = snapshot.turns[rows[i].index].action_id
+                action_id = snapshot.turns.fields(rows[i].index)[1]
                 turn_of.setdefault(action_id, i)
                 for fact in facts_of.pop(action_id, ()) if fold else ():  # taken before: given back
                     used -= len(lines.pop(fact)) + 1

@@ -47,7 +47,7 @@ def _matched_passages(
 ) -> tuple[int, ...]:
     if kind == FACT:
         return ()
-    passages = snapshot.turns[index].passages if kind == TURN else snapshot.notes[index].passages
+    passages = snapshot.turns.passages(index) if kind == TURN else snapshot.notes[index].passages
     chosen = {h.passage for h in hits if h.passage is not None}
     if matched.overlap.terms and len(passages) > 1:
         chosen.add(matched.turn(index) if kind == TURN else matched.note(index))
