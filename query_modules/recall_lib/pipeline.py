@@ -19,7 +19,7 @@ from .lanes import DERIVED, VECTOR_LANES, LaneResults, run_lanes
 from .models import ModelRegistry, ModelState
 from .question import Question, read_question
 from .recheck import ReadBack
-from .render import RenderContext, fit_budget, render
+from .render import Fit, RenderContext, fit_budget, render, render_fit
 from .rows import merge_rows
 from .snapshot import UserSnapshot, empty_snapshot
 from .vector_rows import unit_query
@@ -177,13 +177,19 @@ def render_recall(
     """`recall.render`: the rows that fit the budget are chosen first, then only they are verified (so a
     budget that shows 40 of 100 ranked turns reads 40 back), then rendered."""
 
+    chosen: list[tuple[LaneResults, Fit]] = []
+
     def choose(found: Recall) -> LaneResults:
         rows = merge_rows(found.snapshot, found.results)
         fit = fit_budget(found.snapshot, rows, render_context(found, cfg), live.abort)
         items = fit.items()
-        return found.results.showing(items, len(rows) - len(items))
+        shown = found.results.showing(items, len(rows) - len(items))
+        chosen.append((shown, fit))
+        return shown
 
     found = recall(live, cache, models, ref, question, cfg, today, choose)
+    if chosen and found.results is chosen[-1][0]:  # every row chosen held: the fit is what is shown
+        return render_fit(found.snapshot, chosen[-1][1], render_context(found, cfg), found.results.left_out)
     rows = merge_rows(found.snapshot, found.results)
     return render(found.snapshot, rows, render_context(found, cfg), live.abort)
 

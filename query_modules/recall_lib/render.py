@@ -232,11 +232,16 @@ def fit_budget(
     snapshot: UserSnapshot, rows: list[Row], ctx: RenderContext, abort: Callable[[], None] = lambda: None
 ) -> Fit:
     """The rows that fit `max_chars`, in display order: all of them when they fit whole, else the fit
-    that folds facts into their messages (`fit_rows`)."""
+    that folds facts into their messages (`fit_rows`). The folding fit runs first: it is the whole fit
+    when it folded nothing, and when it still left rows out the whole fit cannot take them all (folding
+    only gives room back), so the whole fit runs again only when folding is what made every row fit."""
+    if ctx.max_chars is None:
+        return fit_rows(snapshot, rows, ctx, abort, fold=False)
+    folding = fit_rows(snapshot, rows, ctx, abort, fold=True)
+    if not any(folding.folded) or len(folding.rows) + folding.stood_for < len(rows):
+        return folding
     whole = fit_rows(snapshot, rows, ctx, abort, fold=False)
-    if ctx.max_chars is None or len(whole.rows) + whole.stood_for == len(rows):
-        return whole
-    return fit_rows(snapshot, rows, ctx, abort, fold=True)
+    return whole if len(whole.rows) + whole.stood_for == len(rows) else folding
 
 
 def fit_rows(
@@ -325,7 +330,13 @@ def render(
 ) -> tuple[str, dict[str, Any]]:
     """The text and the `recalled` map for `rows` (already merged and in display order)."""
     fit = fit_budget(snapshot, rows, ctx, abort)
-    dropped = len(rows) - len(fit.rows) - fit.stood_for + ctx.left_out
+    return render_fit(snapshot, fit, ctx, len(rows) - len(fit.rows) - fit.stood_for + ctx.left_out)
+
+
+def render_fit(
+    snapshot: UserSnapshot, fit: Fit, ctx: RenderContext, dropped: int
+) -> tuple[str, dict[str, Any]]:
+    """The text and the `recalled` map of a fit, `dropped` rows left out of it."""
     head = header_lines(ctx, any(r.kind == NOTE for r in fit.rows), dropped)
     body = fit.lines or ([] if dropped else [NOTHING])
     return "\n".join(head + body), recalled_map(snapshot, fit, ctx, dropped)
