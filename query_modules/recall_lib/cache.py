@@ -486,11 +486,10 @@ class RecallCache:
             actions.setdefault(action_id, vertex_id)
         sides = zip(held.action_ids, held.session_ids, strict=True)
         owned_actions = dict(zip(held.vertex_ids, sides, strict=True))
-        turn_index = {vertex_id: i for i, vertex_id in enumerate(snapshot.turns.vertex_ids)}
-        parents, agent_sessions, rows = action_units(log, held.vertex_ids, lambda v: turn_index.get(v, -1))
-        rows += holder_units(structure, structure.out_edges, log.watched_agents)
+        parents, agent_sessions, units = action_units(log, held.vertex_ids, snapshot.turns.vertex_ids)
+        holders = Units.of(holder_units(structure, structure.out_edges, log.watched_agents))
         facts, fact_units = fact_baseline(owned, snapshot)
-        units = Units.of(rows) + fact_units
+        units = units + holders + fact_units
         baseline = Baseline(parents, frozenset(log.integer_ids), log.chunks, agent_sessions, facts)
         # Read at the call's start; a new ring's share runs from the build's end (its time is no pause).
         now, built = call.now, self.clock()
@@ -574,11 +573,10 @@ class RecallCache:
         )
         structure = growth.structure.with_holders(added)
         offset = len(cached.snapshot.turns)
-        turn_index = {v: offset + i for i, v in enumerate(snapshot.turns.vertex_ids[offset:])}
-        parents, agent_sessions, rows = action_units(
-            log, admitted.vertex_ids, lambda v: turn_index.get(v, -1)
+        parents, agent_sessions, units = action_units(
+            log, admitted.vertex_ids, snapshot.turns.vertex_ids[offset:], offset
         )
-        rows += holder_units(structure, added.out_edges, log.watched_agents)
+        units = units + Units.of(holder_units(structure, added.out_edges, log.watched_agents))
         old = cached.baseline
         baseline = replace(
             old,
@@ -597,7 +595,7 @@ class RecallCache:
             owned_actions=owned_actions,
             numeric=cached.numeric | admitted.numeric,
             baseline=baseline,
-            rota=cached.rota.with_units(Units.of(rows), call.now),
+            rota=cached.rota.with_units(units, call.now),
         )
         return replace(grown, nbytes=entry_bytes(grown)), renew
 

@@ -33,11 +33,13 @@ the fact side, read facts, entities, notes and ontologies again (turns kept).
 """
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from itertools import chain, repeat
 from typing import Any
+
+import numpy as np
 
 from . import schema as s
 from . import walklog as w
@@ -151,27 +153,49 @@ def fact_baseline(owned: OwnedGraph, snapshot: UserSnapshot) -> tuple[FactBaseli
 
 
 def action_units(
-    log: WalkLog, actions: Iterable[int], turn_index: Callable[[int], int]
-) -> tuple[dict[int, frozenset[int]], dict[int, str | None], list[tuple[int, int, int, int, int]]]:
+    log: WalkLog, actions: Sequence[int], turn_vertex_ids: Sequence[int], offset: int = 0
+) -> tuple[dict[int, frozenset[int]], dict[int, str | None], Units]:
     """For the Actions a walk admitted (`actions`): the parents compared by id, the own session_id of
-    those under an Agent, and their ACTION unit rows, then the TURNED_AWAY rows of what it turned away.
-    `turn_index`: an Action's turn in the snapshot (-1: none)."""
+    those under an Agent, and their ACTION units, then the TURNED_AWAY units of what it turned away.
+    `turn_vertex_ids[i]` is the Action of turn `offset + i` (an Action without a turn: ref -1). Built as
+    columns: a build of 100k Actions makes them in one pass, not a tuple per Action."""
+    ids = list(actions)
+    parents_of, chunks_of, agent_edges = log.parents, log.chunks, log.agent_edges
+    in_counts = np.fromiter((len(parents_of[v]) for v in ids), np.int64, len(ids))
+    chunk_counts = np.fromiter((len(chunks_of.get(v, ())) for v in ids), np.int64, len(ids))
+    counts = in_counts.copy()
+    weights = ACTION_READS + in_counts + CHUNK_EDGE_READS * chunk_counts
     parents: dict[int, frozenset[int]] = {}
+    for position in np.flatnonzero(np.isin(ids, list(log.other_parents))).tolist():
+        parents[ids[position]], counts[position] = frozenset(parents_of[ids[position]]), BY_IDS
     sessions: dict[int, str | None] = {}
-    rows = []
-    for vertex_id in actions:
-        in_ids = log.parents[vertex_id]
-        count = len(in_ids)
-        if vertex_id in log.other_parents:
-            parents[vertex_id], count = frozenset(in_ids), BY_IDS
-        for edge_id in in_ids:
-            if edge_id in log.agent_edges:
-                sessions[vertex_id] = log.agent_edges[edge_id]
-                break
-        weight = ACTION_READS + len(in_ids) + CHUNK_EDGE_READS * len(log.chunks.get(vertex_id, ()))
-        rows.append((Kind.ACTION, vertex_id, turn_index(vertex_id), count, weight + (vertex_id in sessions)))
-    rows += [(Kind.TURNED_AWAY, v, 0, 0, TURNED_AWAY_READS) for v in dict.fromkeys(log.turned_away)]
-    return parents, sessions, rows
+    if agent_edges:  # an Action under an Agent also reads its own session_id
+        for position, vertex_id in enumerate(ids):
+            edge_id = next((e for e in parents_of[vertex_id] if e in agent_edges), None)
+            if edge_id is not None:
+                sessions[vertex_id] = agent_edges[edge_id]
+                weights[position] += 1
+    refs = _positions(np.asarray(turn_vertex_ids, dtype=np.int64), np.asarray(ids, dtype=np.int64), offset)
+    away = list(dict.fromkeys(log.turned_away))
+    kinds = np.concatenate([np.full(len(ids), Kind.ACTION), np.full(len(away), Kind.TURNED_AWAY)])
+    units = Units(
+        kinds.astype(np.uint8),
+        np.asarray(ids + away, dtype=np.int64),
+        np.concatenate([refs, np.zeros(len(away), dtype=np.int64)]),
+        np.concatenate([counts, np.zeros(len(away), dtype=np.int64)]),
+        np.concatenate([weights, np.full(len(away), TURNED_AWAY_READS, dtype=np.int64)]),
+    )
+    return parents, sessions, units
+
+
+def _positions(haystack: np.ndarray, needles: np.ndarray, offset: int) -> np.ndarray:
+    """`offset` + the position of each needle in `haystack` (distinct values), -1 where it is absent."""
+    if not len(haystack):
+        return np.full(len(needles), -1, dtype=np.int64)
+    order = np.argsort(haystack, kind="stable")
+    at = np.minimum(np.searchsorted(haystack[order], needles), len(haystack) - 1)
+    found = haystack[order[at]] == needles
+    return np.where(found, order[at] + offset, -1).astype(np.int64)
 
 
 def holder_units(

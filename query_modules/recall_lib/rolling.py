@@ -131,10 +131,12 @@ class Rota:
         read_at = np.full(len(units), now)
         mine = np.flatnonzero(self.units.kinds == kind)
         if len(mine) and kept:
-            old = dict(zip(self.units.ids[mine].tolist(), self.read_at[mine].tolist(), strict=True))
-            for position in np.flatnonzero(units.kinds == kind):
-                vertex_id = int(units.ids[position])
-                if vertex_id in kept and vertex_id in old:
-                    read_at[position] = old[vertex_id]
+            theirs = np.flatnonzero(units.kinds == kind)
+            theirs = theirs[np.isin(units.ids[theirs], np.fromiter(kept, np.int64, len(kept)))]
+            old_ids = self.units.ids[mine]
+            order = np.argsort(old_ids, kind="stable")
+            at = np.minimum(np.searchsorted(old_ids[order], units.ids[theirs]), len(mine) - 1)
+            found = old_ids[order[at]] == units.ids[theirs]
+            read_at[theirs[found]] = self.read_at[mine[order[at[found]]]]
         order = np.argsort(read_at, kind="stable")
         return Rota(units.take(order), read_at[order], 0, self.credit, self.last)
