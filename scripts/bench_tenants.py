@@ -188,12 +188,13 @@ class Tenants:
     """One runtime, one call form: calls by user_id, timed or counted, with the module's counters."""
 
     def __init__(self, runtime, data, form: str, model: str, vectors: dict[str, list[float]], today: str,
-                 latest: datetime) -> None:
+                 latest: datetime, config: dict | None = None) -> None:
         from memgraph_recall.embedded import ApiCounts
         from memgraph_recall.embedded.prelude import PreludeCounts, fast_shape
 
         self.runtime, self.data, self.form, self.model = runtime, data, form, model
         self.vectors, self.questions, self.today, self.latest = vectors, list(vectors), today, latest
+        self.config = dict(config or {})  # render keys every timed call adds (`--config`)
         self.api_counts, self.prelude_counts, self.fast_shape = ApiCounts, PreludeCounts, fast_shape
         store = runtime.store
         self.token = store.node(store.label_lookup("RecallMeta")[0]).properties["token"]
@@ -205,7 +206,7 @@ class Tenants:
     def call(self, user_id: str, api_counts=None, prelude_counts=None) -> list[dict]:
         question = self.questions[self.asked % len(self.questions)]
         self.asked += 1
-        config = {"embedding_model": self.model, "query_vector": self.vectors[question]}
+        config = {**self.config, "embedding_model": self.model, "query_vector": self.vectors[question]}
         if self.form == "string":
             return self.runtime.call("recall.render", user_id, question, self.today, config,
                                      api_counts=api_counts)
@@ -382,7 +383,7 @@ def mixed(bench: Tenants, pool: Sequence[str], calls: int, counted_calls: int, s
 
 
 def measure(users: int, messages: int, form: str, seed: int = 0, samples: int = 5, mixed_calls: int = 400,
-            active: int = 32, max_age: float = MAX_AGE) -> dict:
+            active: int = 32, max_age: float = MAX_AGE, config: dict | None = None) -> dict:
     """Every phase for one graph size and one call form (run in its own process, so peak RSS and module
     state are this size's and this form's)."""
     from memgraph_recall.client import setup_store
@@ -421,7 +422,7 @@ def measure(users: int, messages: int, form: str, seed: int = 0, samples: int = 
     embed_ms, vectors = question_vectors(model, tuple(asked))
     warm_up(runtime, model, seed, vectors[asked[0]], today)
 
-    bench = Tenants(runtime, data, form, model, vectors, today, latest)
+    bench = Tenants(runtime, data, form, model, vectors, today, latest, config)
     ids = [data.user_id, *data.other_user_ids]
     first, known = ids[0], ids[1:samples + 2]
     cached = [first, *known]
@@ -858,7 +859,8 @@ def run_child(users: int, form: str, args: argparse.Namespace, folder: Path) -> 
     out = folder / f"{users}-{form}.json"
     command = [sys.executable, __file__, "--one", f"{users}:{form}", "--messages", str(args.messages),
                "--seed", str(args.seed), "--samples", str(args.samples), "--mixed-calls",
-               str(args.mixed_calls), "--active", str(args.active), "--out", str(out)]
+               str(args.mixed_calls), "--active", str(args.active), "--config", json.dumps(args.config),
+               "--out", str(out)]
     subprocess.run(command, check=True)
     return json.loads(out.read_text())
 
@@ -882,16 +884,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--results", type=Path, default=ROOT / "results" / "tenants",
                         help="folder for the report, plot and JSON (default results/tenants)")
+    parser.add_argument("--config", type=json.loads, default={},
+                        help="render config keys added to every timed call, as JSON (default: none, the "
+                             "defaults), e.g. '{\"max_chars\": 0, \"turns_budget\": 24}'")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if not isinstance(args.config, dict) or {"embedding_model", "query_vector"} & set(args.config):
+        parser.error(f"--config: expected a JSON object of render keys other than embedding_model and "
+                     f"query_vector, got {args.config!r}")
     for name in ("messages", "samples", "mixed_calls", "active"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')}: expected an integer >= 1, got {getattr(args, name)}")
     if args.one:  # child process: one size and form, figures to --out
         users, form = args.one.split(":")
         args.out.write_text(json.dumps(measure(int(users), args.messages, form, args.seed, args.samples,
-                                               args.mixed_calls, args.active)))
+                                               args.mixed_calls, args.active, config=args.config)))
         return 0
     if min(args.users) < args.samples + 2:
         parser.error(f"--users: each at least --samples + 2 = {args.samples + 2}")
