@@ -131,9 +131,13 @@ def fact_baseline(owned: OwnedGraph, snapshot: UserSnapshot) -> tuple[FactBaseli
             if vertex_id != user_id and vertex_id not in entities:
                 ends.add(vertex_id)
                 texts[vertex_id] = text
-    rows = [(Kind.CHUNK, c, 0, 0, 1 + CHUNK_EDGE_READS * len(read)) for c, read in log.mentions.items()]
-    rows += [(Kind.FACTS, h, 0, 0, HOLDER_READS + 2 * log.degrees[h] + FACT_EDGE_READS * len(read))
-             for h, read in log.holder_edges.items()]
+    mentions = log.mentions  # a chunk per Action or more: its units made as columns
+    chunk_ids = np.fromiter(mentions, np.int64, len(mentions))
+    reads = np.fromiter(map(len, mentions.values()), np.int64, len(mentions))
+    chunks = Units(np.full(len(mentions), Kind.CHUNK, dtype=np.uint8), chunk_ids, np.zeros_like(chunk_ids),
+                   np.zeros_like(chunk_ids), 1 + CHUNK_EDGE_READS * reads)
+    rows = [(Kind.FACTS, h, 0, 0, HOLDER_READS + 2 * log.degrees[h] + FACT_EDGE_READS * len(read))
+            for h, read in log.holder_edges.items()]
     rows += [(Kind.END, e, 0, 0, END_READS) for e in ends]
     notes = {note.vertex_id: i for i, note in enumerate(snapshot.notes)}
     rows += [(Kind.NOTE, n, notes.get(n, UNREADABLE) if theirs else NOT_THEIRS, 0, NOTE_READS)
@@ -149,7 +153,7 @@ def fact_baseline(owned: OwnedGraph, snapshot: UserSnapshot) -> tuple[FactBaseli
         texts,
         tuple(log.adopted),
     )
-    return baseline, Units.of(rows)
+    return baseline, chunks + Units.of(rows)
 
 
 def action_units(
@@ -161,10 +165,15 @@ def action_units(
     columns: a build of 100k Actions makes them in one pass, not a tuple per Action."""
     ids = list(actions)
     parents_of, chunks_of, agent_edges = log.parents, log.chunks, log.agent_edges
-    in_counts = np.fromiter((len(parents_of[v]) for v in ids), np.int64, len(ids))
-    chunk_counts = np.fromiter((len(chunks_of.get(v, ())) for v in ids), np.int64, len(ids))
+    in_counts = np.fromiter(map(len, map(parents_of.__getitem__, ids)), np.int64, len(ids))
     counts = in_counts.copy()
-    weights = ACTION_READS + in_counts + CHUNK_EDGE_READS * chunk_counts
+    weights = ACTION_READS + in_counts
+    if chunks_of:
+        chunked = np.fromiter(chunks_of, np.int64, len(chunks_of))
+        at = _positions(np.asarray(ids, dtype=np.int64), chunked, 0)
+        mine = at >= 0
+        weights[at[mine]] += CHUNK_EDGE_READS * np.fromiter(map(len, chunks_of.values()), np.int64,
+                                                            len(chunks_of))[mine]
     parents: dict[int, frozenset[int]] = {}
     for position in np.flatnonzero(np.isin(ids, list(log.other_parents))).tolist():
         parents[ids[position]], counts[position] = frozenset(parents_of[ids[position]]), BY_IDS
