@@ -425,3 +425,38 @@ def test_a_row_the_rolling_check_read_in_the_same_call_is_still_walked_up_to_the
     assert cache.units_read == units_read + len(actions)  # read back as held, no holder
     assert cache.counts["verify_failures"] == before["verify_failures"] + 1
     assert "diary" not in "\n".join(rows_of(rows[0]["text"]))
+
+
+def test_a_builds_action_units_as_columns():
+    """`action_units` on a hand-built log: each owned Action's turn (or -1), in-edge count (BY_IDS with a
+    parent from elsewhere, its ids kept), weight (its in-edges, its chunks' reads, and its own session_id
+    under an Agent), then what was turned away."""
+    from recall_lib.recheck import (
+        ACTION_READS,
+        BY_IDS,
+        CHUNK_EDGE_READS,
+        TURNED_AWAY_READS,
+        Kind,
+        action_units,
+    )
+    from recall_lib.walklog import WalkLog
+
+    log = WalkLog(
+        parents={10: (1,), 11: (2, 3), 12: (4,)},
+        other_parents={11},
+        chunks={12: ((7, 70), (8, 80))},
+        agent_edges={4: "s-9"},
+        turned_away=[13, 13],
+    )
+    parents, sessions, units = action_units(log, [10, 11, 12], [12, 10], offset=5)
+    assert parents == {11: frozenset({2, 3})} and sessions == {12: "s-9"}
+    assert units.kinds.tolist() == [Kind.ACTION] * 3 + [Kind.TURNED_AWAY]
+    assert units.ids.tolist() == [10, 11, 12, 13]
+    assert units.refs.tolist() == [6, -1, 5, 0]
+    assert units.counts.tolist() == [1, BY_IDS, 1, 0]
+    assert units.weights.tolist() == [
+        ACTION_READS + 1,
+        ACTION_READS + 2,
+        ACTION_READS + 1 + 2 * CHUNK_EDGE_READS + 1,
+        TURNED_AWAY_READS,
+    ]
