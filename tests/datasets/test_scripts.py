@@ -18,13 +18,18 @@ from public_data import locomo_conversation  # noqa: E402
 STATS = {"all_evidence", "mean_evidence_recall", "turn_rows", "fact_rows", "chars", "n"}
 
 
-def test_recorded_commands_name_no_developer_folder(tmp_path):
+def test_recorded_commands_name_no_developer_folder():
     from bench_common import ROOT, portable
 
     assert portable(str(ROOT / "results" / "beam")) == "results/beam"
     assert portable(str(ROOT.parent / "shared" / "data" / "x.json")) == "../shared/data/x.json"
-    assert portable(str(tmp_path / "chats" / "500K")) == "<...>/chats/500K"
-    assert portable(f"--data={tmp_path / 'a' / 'b'}") == "--data=<...>/a/b"
+    # a folder neither in the repository nor beside it (not tmp_path: a clone in /tmp has it beside)
+    elsewhere = Path(ROOT.anchor, "not-beside-" + ROOT.parent.name, "chats", "500K")
+    if elsewhere.is_relative_to(ROOT.parent):  # a clone at the root's top: every folder is beside it
+        assert portable(str(elsewhere)) == "../" + str(elsewhere.relative_to(ROOT.parent))
+    else:
+        assert portable(str(elsewhere)) == "<...>/chats/500K"
+        assert portable(f"--data={elsewhere.parent / 'b'}") == "--data=<...>/chats/b"
     assert portable("--chats") == "--chats" and portable("1-12") == "1-12"
 
 
