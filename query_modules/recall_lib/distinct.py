@@ -45,3 +45,13 @@ def distinct_max(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.n
     order, ordered, starts = _runs(keys)
     at = np.flatnonzero(starts)
     return ordered[at], np.maximum.reduceat(values[order], at)
+
+
+def positions(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
+    """The position of each needle in `haystack` (distinct values), -1 where it is absent: many ids
+    looked up at once without a dict of the haystack (`ranking` has its own for an ascending one)."""
+    if not len(haystack):
+        return np.full(len(needles), -1, dtype=np.int64)
+    order = np.argsort(haystack, kind="stable")
+    at = np.minimum(np.searchsorted(haystack[order], needles), len(haystack) - 1)
+    return np.where(haystack[order[at]] == needles, order[at], -1).astype(np.int64)

@@ -43,6 +43,7 @@ import numpy as np
 
 from . import schema as s
 from . import walklog as w
+from .distinct import positions
 from .ownership import (
     OwnedFact,
     OwnedGraph,
@@ -164,18 +165,17 @@ def action_units(
     `turn_vertex_ids[i]` is the Action of turn `offset + i` (an Action without a turn: ref -1). Built as
     columns: a build of 100k Actions makes them in one pass, not a tuple per Action."""
     ids = list(actions)
+    id_column = np.asarray(ids, dtype=np.int64)
     parents_of, chunks_of, agent_edges = log.parents, log.chunks, log.agent_edges
-    in_counts = np.fromiter(map(len, map(parents_of.__getitem__, ids)), np.int64, len(ids))
-    counts = in_counts.copy()
-    weights = ACTION_READS + in_counts
+    counts = np.fromiter(map(len, map(parents_of.__getitem__, ids)), np.int64, len(ids))
+    weights = ACTION_READS + counts
     if chunks_of:
-        chunked = np.fromiter(chunks_of, np.int64, len(chunks_of))
-        at = _positions(np.asarray(ids, dtype=np.int64), chunked, 0)
+        at = positions(id_column, np.fromiter(chunks_of, np.int64, len(chunks_of)))
         mine = at >= 0
         weights[at[mine]] += CHUNK_EDGE_READS * np.fromiter(map(len, chunks_of.values()), np.int64,
                                                             len(chunks_of))[mine]
     parents: dict[int, frozenset[int]] = {}
-    for position in np.flatnonzero(np.isin(ids, list(log.other_parents))).tolist():
+    for position in np.flatnonzero(np.isin(id_column, list(log.other_parents))).tolist():
         parents[ids[position]], counts[position] = frozenset(parents_of[ids[position]]), BY_IDS
     sessions: dict[int, str | None] = {}
     if agent_edges:  # an Action under an Agent also reads its own session_id
@@ -184,27 +184,18 @@ def action_units(
             if edge_id is not None:
                 sessions[vertex_id] = agent_edges[edge_id]
                 weights[position] += 1
-    refs = _positions(np.asarray(turn_vertex_ids, dtype=np.int64), np.asarray(ids, dtype=np.int64), offset)
+    refs = positions(np.asarray(turn_vertex_ids, dtype=np.int64), id_column)
+    refs[refs >= 0] += offset
     away = list(dict.fromkeys(log.turned_away))
     kinds = np.concatenate([np.full(len(ids), Kind.ACTION), np.full(len(away), Kind.TURNED_AWAY)])
     units = Units(
         kinds.astype(np.uint8),
-        np.asarray(ids + away, dtype=np.int64),
+        np.concatenate([id_column, np.asarray(away, dtype=np.int64)]),
         np.concatenate([refs, np.zeros(len(away), dtype=np.int64)]),
         np.concatenate([counts, np.zeros(len(away), dtype=np.int64)]),
         np.concatenate([weights, np.full(len(away), TURNED_AWAY_READS, dtype=np.int64)]),
     )
     return parents, sessions, units
-
-
-def _positions(haystack: np.ndarray, needles: np.ndarray, offset: int) -> np.ndarray:
-    """`offset` + the position of each needle in `haystack` (distinct values), -1 where it is absent."""
-    if not len(haystack):
-        return np.full(len(needles), -1, dtype=np.int64)
-    order = np.argsort(haystack, kind="stable")
-    at = np.minimum(np.searchsorted(haystack[order], needles), len(haystack) - 1)
-    found = haystack[order[at]] == needles
-    return np.where(found, order[at] + offset, -1).astype(np.int64)
 
 
 def holder_units(

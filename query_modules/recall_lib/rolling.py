@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .distinct import positions
+
 
 @dataclass(frozen=True)
 class Units:
@@ -133,10 +135,9 @@ class Rota:
         if len(mine) and kept:
             theirs = np.flatnonzero(units.kinds == kind)
             theirs = theirs[np.isin(units.ids[theirs], np.fromiter(kept, np.int64, len(kept)))]
-            old_ids = self.units.ids[mine]
-            order = np.argsort(old_ids, kind="stable")
-            at = np.minimum(np.searchsorted(old_ids[order], units.ids[theirs]), len(mine) - 1)
-            found = old_ids[order[at]] == units.ids[theirs]
-            read_at[theirs[found]] = self.read_at[mine[order[at[found]]]]
+            at = positions(self.units.ids[mine], units.ids[theirs])
+            found = at >= 0
+            read_at[theirs[found]] = self.read_at[mine[at[found]]]
         order = np.argsort(read_at, kind="stable")
         return Rota(units.take(order), read_at[order], 0, self.credit, self.last)
+
