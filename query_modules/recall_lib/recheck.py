@@ -249,6 +249,7 @@ class Recheck:
         self.owned_actions, self.attribute, self.lookup = owned_actions, attribute, lookup
         self.read_back = read_back
         self.user_id = snapshot.user_vertex_id
+        self._unread: Counter = Counter()  # malformed counts of the re-reads: a build counts those
         self._read = {
             Kind.ACTION: self.action,
             Kind.TURNED_AWAY: self.turned_away,
@@ -283,18 +284,22 @@ class Recheck:
         if count == BY_IDS:
             if frozenset(edge.id for edge in vertex.in_edges) != self.baseline.parents.get(vertex_id):
                 return TURNS
-        elif sum(1 for _ in vertex.in_edges) != count:
-            return TURNS
+        else:
+            parents = 0
+            for _ in vertex.in_edges:  # a loop, not sum(<generator>): this runs once per Action
+                parents += 1
+            if parents != count:
+                return TURNS
         props = vertex.properties
         stored = props.get(s.ACTION_ID)
-        fields = turn_fields(props, Counter())
+        fields = turn_fields(props, self._unread)
         if self.read_back is not None:
             self.read_back[vertex_id] = (vertex, stored, fields)
         if id_text(stored) != self.owned_actions[vertex_id][0] or (
             (type(stored) is not str) != (vertex_id in self.baseline.stored_as_integer)
         ):
             return TURNS
-        if fields != (None if ref < 0 else tuple(self.snapshot.turns.fields(ref)[3:7])):
+        if fields != (None if ref < 0 else self.snapshot.turns.read_fields(ref)):
             return TURNS
         sessions = self.baseline.agent_sessions
         if vertex_id in sessions and id_text(props.get(s.SESSION_ID)) != sessions[vertex_id]:
@@ -398,11 +403,11 @@ class Recheck:
         if index is not None:  # a fact held: its own fields (its ends' texts are their units')
             fact = self.snapshot.facts[index]
             held = (fact.text, fact.valid_at, fact.role, fact.confidence)
-            return source != fact.source_id or fact_fields(edge.properties, Counter()) != held
+            return source != fact.source_id or fact_fields(edge.properties, self._unread) != held
         ends = fact_ends(edge, self.user_id, holder, holder_is_head, side.entities)
         if outcome == w.FOREIGN_END:
             return ends is not None
-        return ends is None or fact_of(OwnedFact(edge, source, *ends), Counter()) is not None  # unreadable
+        return ends is None or fact_of(OwnedFact(edge, source, *ends), self._unread) is not None  # unreadable
 
     def end(self, vertex_id: int, ref: int, count: int) -> int:
         vertex = self.lookup(vertex_id)
@@ -419,11 +424,11 @@ class Recheck:
         if ref == NOT_THEIRS:
             return FACTS
         held = None if ref == UNREADABLE else self.snapshot.notes[ref]
-        return 0 if note_of(vertex, Counter()) == held else FACTS
+        return 0 if note_of(vertex, self._unread) == held else FACTS
 
     def ontology(self, vertex_id: int, ref: int, count: int) -> int:
         adopted = [v for v in map(self.lookup, self.baseline.facts.adopted) if v is not None]
         ontologies = [v for v in adopted if has_label(v, s.ONTOLOGY)]
-        same = relation_descriptions(ontologies, Counter()) == dict(self.snapshot.relation_descriptions)
+        same = relation_descriptions(ontologies, self._unread) == dict(self.snapshot.relation_descriptions)
         return 0 if same else FACTS
 

@@ -199,6 +199,14 @@ class TurnTable(Sequence[Turn]):
             raise IndexError("turn index out of range")
         return tuple([column[index] for column in self._rows.columns])
 
+    def read_fields(self, index: int) -> tuple:
+        """The i-th turn's (timestamp, speaker, action_type, text): what `reading.turn_fields` reads
+        of its Action, as held (the rolling check compares the two for every Action it reads)."""
+        if not 0 <= index < self._n:
+            raise IndexError("turn index out of range")
+        columns = self._rows.columns
+        return columns[3][index], columns[4][index], columns[5][index], columns[6][index]
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TurnTable):
             return NotImplemented
