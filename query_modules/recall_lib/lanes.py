@@ -8,6 +8,7 @@ item's position in the snapshot (turns are in time order), so the same question 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
+from typing import NamedTuple
 
 import numpy as np
 
@@ -46,9 +47,10 @@ KIND = {
 VECTOR_LANES = ("turns", "entities", "facts", "user_facts")
 
 
-@dataclass(frozen=True)
-class Hit:
-    """One item a lane found: `index` points into the snapshot list of the lane's kind."""
+class Hit(NamedTuple):
+    """One item a lane found: `index` points into the snapshot list of the lane's kind. A NamedTuple,
+    not a frozen dataclass: hundreds are made per call, and a frozen dataclass's `__init__` costs ~5x
+    (1.1 against 0.2 us here; ~0.3 ms of a 6 ms warm call)."""
 
     lane: str
     rank: int  # 1-based, within the lane
@@ -116,10 +118,9 @@ class LaneResults:
                 yield from (hit for hit in lane_hits if hit.kind != ENTITY)
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A turn a turn lane (text, turns, fact_turns) shows: its score in that lane, and the passage (or
-    the fact, whose sentence picks the passage) it was found at."""
+    the fact, whose sentence picks the passage) it was found at. (A NamedTuple, as `Hit` is.)"""
 
     turn: int
     score: float

@@ -31,6 +31,7 @@ the same filters as any candidate (`allowed`); the caller verifies every shown r
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -74,9 +75,9 @@ class TurnFacts:
     openers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # see session_openers
 
 
-@dataclass(frozen=True)
-class Lift:
-    """One signal's part in a turn's score: `amount` added, or `factor` multiplied into its base."""
+class Lift(NamedTuple):
+    """One signal's part in a turn's score: `amount` added, or `factor` multiplied into its base.
+    (NamedTuples, this and `RankedTurn`: made per ranked turn, where a frozen dataclass costs ~5x.)"""
 
     signal: str
     amount: float = 0.0
@@ -88,8 +89,7 @@ class Lift:
         return f"{self.signal} +{self.amount:.3f}"
 
 
-@dataclass(frozen=True)
-class RankedTurn:
+class RankedTurn(NamedTuple):
     """A turn of the fused ranking: its place, score, the lanes that found it, the signals that lifted it."""
 
     turn: int  # index into the snapshot's turns
@@ -330,25 +330,29 @@ def rank_turns(
         score = score * spread
     best = np.lexsort((turns, -score))[:budget]
     chosen = turns[best]
-    candidate_at = _positions(candidates, chosen)
-    spill_at = _positions(spill_turns, chosen)
-    open_at = _positions(open_turns, chosen)
-    lane_ranks = {lane: _last_ranks(lane_turns, chosen) for lane, lane_turns in lanes.items()}
+    # The loop below reads Python lists: indexing numpy arrays one element at a time costs ~10x.
+    candidate_at = _positions(candidates, chosen).tolist()
+    spill_at = _positions(spill_turns, chosen).tolist()
+    open_at = _positions(open_turns, chosen).tolist()
+    masks = [(name, mask.tolist(), factor) for name, mask, factor in factors]
+    sessions, spills, opens = session.tolist(), spill.tolist(), opened.tolist()
+    spreads = spread[best].tolist()
+    lane_ranks = [(lane, _last_ranks(lane_turns, chosen).tolist()) for lane, lane_turns in lanes.items()]
     ranked = []
     for place, (turn, turn_score) in enumerate(zip(chosen.tolist(), score[best].tolist(), strict=True)):
         lifts = []
-        at = int(candidate_at[place])
+        at = candidate_at[place]
         if at >= 0:
-            lifts += [Lift(name, factor=factor) for name, mask, factor in factors if mask[at]]
-            if session[at] > 0:
-                lifts.append(Lift("session", amount=float(session[at])))
+            lifts += [Lift(name, factor=factor) for name, mask, factor in masks if mask[at]]
+            if sessions[at] > 0:
+                lifts.append(Lift("session", amount=sessions[at]))
         if spill_at[place] >= 0:
-            lifts.append(Lift("neighbour", amount=float(spill[spill_at[place]])))
+            lifts.append(Lift("neighbour", amount=spills[spill_at[place]]))
         if open_at[place] >= 0:
-            lifts.append(Lift("opener", amount=float(opened[open_at[place]])))
-        if spread[best[place]] != 1.0:
-            lifts.append(Lift("spread", factor=float(spread[best[place]])))
-        found = tuple((lane, int(ranks[place])) for lane, ranks in lane_ranks.items() if ranks[place])
+            lifts.append(Lift("opener", amount=opens[open_at[place]]))
+        if spreads[place] != 1.0:
+            lifts.append(Lift("spread", factor=spreads[place]))
+        found = tuple((lane, ranks[place]) for lane, ranks in lane_ranks if ranks[place])
         ranked.append(RankedTurn(turn, place + 1, turn_score, found, tuple(lifts)))
     return ranked
 

@@ -23,7 +23,7 @@ from .ownership import OwnedAction, OwnedFact, OwnedGraph, id_text
 from .passages import PASSAGE_CHARS, split_passages
 from .timeparse import to_utc
 from .turn_reuse import TurnReuse
-from .turn_table import Turn, TurnTable, time_order_keys
+from .turn_table import TurnTable, time_order_keys
 from .vector_rows import VectorCollector, VectorSet
 
 _DEFAULT_SPEAKERS = {"user_message": "user", "assistant_message": "assistant"}
@@ -118,25 +118,6 @@ def _confidence(value: Any) -> float | None:
         return None
     value = float(value)
     return value if np.isfinite(value) else None
-
-
-def turn_of(item: OwnedAction, vertex: Any, malformed: Counter) -> Turn | None:
-    """The Turn an owned Action (its live `vertex`) reads as (None when it has no text); used by
-    verification to read a row back as a build would."""
-    fields = turn_fields(vertex.properties, malformed)
-    if fields is None:
-        return None
-    timestamp, speaker, action_type, text = fields
-    return Turn(
-        item.vertex_id,
-        item.action_id,
-        item.session_id,
-        timestamp,
-        speaker,
-        action_type,
-        text,
-        passages_of(text),
-    )
 
 
 def turn_fields(props: Any, malformed: Counter) -> tuple[datetime | None, str, str, str] | None:

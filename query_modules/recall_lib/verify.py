@@ -2,7 +2,7 @@
 
 Every item a lane hit (turn, note, entity, fact) is fetched again by id in the calling transaction,
 must still belong to this user by `ownership`'s rules (checked upward, `ownership.Upward`), and must
-read back exactly as cached through the same readers a build uses (`reading.turn_of`, `fact_of`,
+read back exactly as cached through the same readers a build uses (`reading.turn_fields`, `fact_of`,
 `note_of`), so an edited text, time, speaker or path fails. Vectors are not compared: they only rank.
 The cost is O(items returned), never O(user's data). A failed item means the snapshot is stale: the
 pipeline builds the user again and reruns the lanes. An Action the rolling check read in this same call
@@ -20,16 +20,16 @@ from .kinds import ENTITY, FACT, NOTE, TURN
 from .lanes import LaneResults
 from .ownership import (
     Attribution,
-    OwnedAction,
     OwnedFact,
     Upward,
     attributes,
     fact_ends,
+    has_label,
     id_text,
     mention_skip,
     text_id,
 )
-from .reading import fact_of, note_of, turn_of
+from .reading import fact_of, note_of, turn_fields
 from .recheck import ReadBack
 from .snapshot import UserSnapshot
 
@@ -91,8 +91,9 @@ class Verifier:
             sessions = None if vertex is None else self.upward.action(vertex, turn.action_id)
             if sessions is None or turn.session_id not in sessions:
                 return False
-            return (
-                turn_of(OwnedAction(turn.action_id, turn.session_id, turn.vertex_id), vertex, unread) == turn
+            # what a build reads of it (its passages follow from the text)
+            return turn_fields(vertex.properties, unread) == (
+                turn.timestamp, turn.speaker, turn.action_type, turn.text
             )
         if kind == NOTE:
             note = self.snapshot.notes[index]
@@ -126,10 +127,11 @@ class Verifier:
                 )
                 return self._sources[action_id]
             vertex = None if vertex_id is None else self.lookup(vertex_id)
-            self._sources[action_id] = (
+            self._sources[action_id] = (  # `Upward.action` with the action_id read once, as text
                 vertex is not None
                 and text_id(vertex.properties.get(s.ACTION_ID)) == action_id
-                and self.upward.action(vertex, action_id) is not None
+                and has_label(vertex, s.ACTION)
+                and self.upward.stands_for(vertex) is not None
             )
         return self._sources[action_id]
 
