@@ -17,7 +17,7 @@ from .day_windows import DayWindow, history_windows
 from .distinct import first_positions
 from .kinds import ENTITY, FACT, NOTE, TURN
 from .question import Question
-from .ranking import named_participant, rank_turns
+from .ranking import Lift, named_participant, rank_turns
 from .snapshot import UserSnapshot
 from .textindex import TermOverlap, overlap_best, query_terms, tokenize
 from .vector_rows import VectorSet
@@ -60,7 +60,7 @@ class Hit(NamedTuple):
     via: str | None = None  # how a derived hit was reached, for `explain`
     fact: int | None = None  # the fact a turn was found through (named by `via`): verified with it
     found_by: tuple["Hit", ...] = ()  # a fused turn: the turn lanes' hits for it (their own ranks)
-    lifts: tuple[str, ...] = ()  # a fused turn: the signals that lifted it, e.g. "session +0.120"
+    lifts: tuple[Lift, ...] = ()  # a fused turn: the signals that lifted it (`str`: "session +0.120")
 
     @property
     def kind(self) -> str:
@@ -295,8 +295,8 @@ def fused_turns(
         by_lane = {hit.lane: hit for hit in found_by}
         best = next((by_lane[lane] for lane in PASSAGE_LANES if lane in by_lane), None)
         passage = best.passage if best else matched.turn(item.turn)
-        lifts = tuple(str(lift) for lift in item.lifts)
-        hits.append(Hit("fused", item.rank, item.score, item.turn, passage, found_by=found_by, lifts=lifts))
+        hit = Hit("fused", item.rank, item.score, item.turn, passage, found_by=found_by, lifts=item.lifts)
+        hits.append(hit)
     return tuple(hits)
 
 

@@ -76,7 +76,7 @@ def _explain(hits: Sequence[Hit]) -> str:
     parts = []
     for hit in hits:
         if hit.lane == "fused":
-            found = ", ".join([*(f"{h.lane} #{h.rank}" for h in hit.found_by), *hit.lifts])
+            found = ", ".join([*(f"{h.lane} #{h.rank}" for h in hit.found_by), *map(str, hit.lifts)])
             parts.append(f"#{hit.rank} {hit.score:.3f}: {found}" if found else f"#{hit.rank} {hit.score:.3f}")
             continue
         part = f"{hit.lane} #{hit.rank} {hit.score:.2f}"
@@ -358,7 +358,8 @@ def _explained(item: dict[str, Any], row: Row) -> None:
         item["lanes"] = _lane_entries(row.hits)
         return
     item["lanes"] = _lane_entries(fused.found_by)
-    item["fused"] = {"rank": fused.rank, "score": float(fused.score), "lifts": list(fused.lifts)}
+    lifts = [str(lift) for lift in fused.lifts]
+    item["fused"] = {"rank": fused.rank, "score": float(fused.score), "lifts": lifts}
 
 
 def _shown_pieces(text: str, passages: Sequence[str], row: Row, ctx: RenderContext) -> list[str]:

@@ -68,3 +68,20 @@ def test_other_models_missing_and_misshapen_vectors_are_not_added():
 def test_without_a_loaded_model_nothing_is_collected():
     added, vectors, _, _ = collect(("m", ((1.0, 0.0, 0.0, 0.0),), 1), dim=None)
     assert added == [False] and len(vectors) == 0
+
+
+def test_rows_taken_over_normalised_stay_bit_for_bit_beside_rows_read_anew():
+    """A rebuild adds the rows it takes over as they were (`add_normalised`) and normalises only those it
+    read anew, a bad one among them dropped with its unit and the rest kept in line."""
+    malformed: Counter = Counter()
+    collector = VectorCollector("message", "m", DIM, malformed)
+    kept = np.array([[0.5, 0.5, 0.5, 0.5000001]], dtype=np.float32)  # not quite unit length: left so
+    collector.add(0, "m", ((3.0, 4.0, 0.0, 0.0),), 1)
+    collector.add_normalised(1, kept)
+    collector.add(2, "m", ((0.0, 0.0, 0.0, 0.0),), 1)  # zero: dropped
+    collector.add(3, "m", ((0.0, 0.0, 0.0, 2.0),), 1)
+    vectors, bad = collector.build()
+    assert bad == {2} and vectors.owner.tolist() == [0, 1, 3]
+    assert vectors.matrix[1].tobytes() == kept[0].tobytes()
+    expected = [[0.6, 0.8, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    np.testing.assert_allclose(vectors.matrix[[0, 2]], expected, rtol=1e-6)
