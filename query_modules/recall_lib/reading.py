@@ -153,8 +153,9 @@ class TurnReader:
         if self.reuse is not None and self.collector.pack is not None:
             kept = self.reuse.row(item.vertex_id, item.action_id, item.session_id)
             if kept is not None:
-                row, vectors = kept
-                self._vectored.append(self.collector.add_normalised(len(self.rows), vectors))
+                row, start, end = kept
+                matrix = self.reuse.vectors.matrix
+                self._vectored.append(self.collector.add_taken(len(self.rows), matrix, start, end))
                 self.rows.append(row)
                 self.reused.add(item.vertex_id)
                 return

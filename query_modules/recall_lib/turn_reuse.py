@@ -49,8 +49,9 @@ class TurnReuse:
 
     def row(
         self, vertex_id: int, action_id: str, session_id: str | None
-    ) -> tuple[tuple, np.ndarray] | None:
-        """(the reader's row, the turn's vector rows) as the old entry holds them for this Action; None
+    ) -> tuple[tuple, int, int] | None:
+        """(the reader's row, where the turn's rows start and end in `vectors.matrix`) as the old entry
+        holds them for this Action; None
         when it did not hold it as this action id and session, or its reading was not clean, or it is
         `excluded`."""
         i = self.index.get(vertex_id)
@@ -63,4 +64,4 @@ class TurnReuse:
         passages = self.turns.passages(i)
         if end - start != len(passages):
             return None  # no vector of this model (it may have been written since: read it)
-        return (*row, passages if len(row[6]) > PASSAGE_CHARS else None), self.vectors.matrix[start:end]
+        return (*row, passages if len(row[6]) > PASSAGE_CHARS else None), start, end

@@ -71,13 +71,13 @@ def test_without_a_loaded_model_nothing_is_collected():
 
 
 def test_rows_taken_over_normalised_stay_bit_for_bit_beside_rows_read_anew():
-    """A rebuild adds the rows it takes over as they were (`add_normalised`) and normalises only those it
+    """A rebuild adds the rows it takes over as they were (`add_taken`) and normalises only those it
     read anew, a bad one among them dropped with its unit and the rest kept in line."""
     malformed: Counter = Counter()
     collector = VectorCollector("message", "m", DIM, malformed)
     kept = np.array([[0.5, 0.5, 0.5, 0.5000001]], dtype=np.float32)  # not quite unit length: left so
     collector.add(0, "m", ((3.0, 4.0, 0.0, 0.0),), 1)
-    collector.add_normalised(1, kept)
+    collector.add_taken(1, np.vstack([kept, kept, kept]), 1, 2)
     collector.add(2, "m", ((0.0, 0.0, 0.0, 0.0),), 1)  # zero: dropped
     collector.add(3, "m", ((0.0, 0.0, 0.0, 2.0),), 1)
     vectors, bad = collector.build()
@@ -85,3 +85,21 @@ def test_rows_taken_over_normalised_stay_bit_for_bit_beside_rows_read_anew():
     assert vectors.matrix[1].tobytes() == kept[0].tobytes()
     expected = [[0.6, 0.8, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
     np.testing.assert_allclose(vectors.matrix[[0, 2]], expected, rtol=1e-6)
+
+
+def test_rows_taken_over_in_runs_come_out_in_the_order_they_were_added():
+    """Taken rows are copied at `build`, adjacent ones as one run: the matrix reads as if each unit's rows
+    had been appended when it was added, packed ones among them."""
+    source = np.eye(DIM, dtype=np.float32)[[0, 1, 2, 3, 0]]
+    collector = VectorCollector("message", "m", DIM, Counter())
+    collector.add_taken(0, source, 0, 2)  # two passages
+    collector.add_taken(1, source, 2, 3)  # right after: the same run
+    collector.add(2, "m", ((0.0, 0.0, 0.0, 5.0),), 1)
+    collector.add(3, "m", ((0.0, 3.0, 0.0, 0.0),), 1)
+    collector.add_taken(4, source, 4, 5)
+    collector.add_taken(5, source, 1, 2)  # earlier in the source: a run of its own
+    vectors, bad = collector.build()
+    assert not bad and vectors.owner.tolist() == [0, 0, 1, 2, 3, 4, 5]
+    assert vectors.passage.tolist() == [0, 1, 0, 0, 0, 0, 0]
+    assert vectors.matrix.argmax(axis=1).tolist() == [0, 1, 2, 3, 1, 0, 1]
+    np.testing.assert_allclose(np.linalg.norm(vectors.matrix, axis=1), 1.0, rtol=1e-6)
