@@ -196,3 +196,18 @@ def test_bench_scale_report_and_headline(small_scale, tmp_path):
     assert len(bars) == len(bench_scale.bar_checks(figures)) == 18  # 4 of them: past the max age (#48)
     assert bars[2]["measured"] == totals["warm"] and bars[2]["met"] == (totals["warm"] <= 20_000)
     assert all(bar["met"] == (bar["measured"] <= bar["bar_value"]) for bar in bars)
+
+
+def test_bench_renewal_small_user(tmp_path, capsys):
+    """Renewing every call reads the user again: more API calls than a warm call, in both forms."""
+    import bench_renewal
+
+    out = tmp_path / "renewal.jsonl"
+    assert bench_renewal.main(["--messages", "60", "--rounds", "1", "--calls", "2", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["messages"] == 60 and result["modules_commit"]
+    for form in ("string", "fast"):
+        figures = result[form]
+        assert figures["renewing_api"] > figures["warm_api"] > 0
+        assert figures["renewal_api"] == figures["renewing_api"] - figures["warm_api"]
+        assert len(figures["rounds_ms"]["warm"]) == len(figures["rounds_ms"]["renewing"]) == 1
