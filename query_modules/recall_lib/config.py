@@ -48,6 +48,7 @@ class RecallConfig:
     user_fact_types: int = 2
     user_facts_k: int = 30
     turn_chars: int = 1500
+    gather_piece_chars: int = 200  # under a budget, a gathering question's shortest piece (0: as any)
     turns_budget: int = 24  # the cap on TURN rows; see `default_turns_budget`
     fusion_k: int = 5
     fusion_depth: int = 300
@@ -255,6 +256,8 @@ def _lanes(key: str, value: object) -> tuple[str, ...]:
 FLOAT32_MAX = 3.4028234663852886e38
 #: More numbers than any embedding model has dimensions: refused before each is checked.
 MAX_VECTOR_LENGTH = 65_536
+#: A piece longer than a long message's passages is no piece (`gather_piece_chars`).
+MAX_PIECE_CHARS = 20_000
 #: More sessions than a caller excludes in earnest.
 MAX_EXCLUDED_SESSIONS = 10_000
 
@@ -296,6 +299,7 @@ _ALL = PROCEDURES
 _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "lanes": (_lanes, _QUERYING),
     **{key: (_count, _QUERYING) for key in (*WIDTH_KEYS, "turn_chars")},
+    "gather_piece_chars": (_bounded_int(0, MAX_PIECE_CHARS), ("render",)),
     "turns_budget": (_count, _QUERYING),
     "fusion_k": (_bounded_int(1, 1000), _QUERYING),
     "fusion_depth": (_positive, _QUERYING),

@@ -212,4 +212,5 @@ def render_context(found: Recall, cfg: RecallConfig) -> RenderContext:
         left_out=results.left_out,
         overlap=results.matched.overlap if results.matched is not None else None,
         lines=results.lines,
+        gather_piece_chars=cfg.gather_piece_chars if found.question.gathers else 0,
     )

@@ -54,19 +54,26 @@ class RenderContext:
     left_out: int = 0  # rows a fit before verification left out already (`pipeline.render_recall`)
     overlap: TermOverlap | None = None  # the question's terms: which piece of a long text is shown
     lines: dict | None = field(default=None, compare=False)  # row lines made so far in this call
+    gather_piece_chars: int = 0  # a question that gathers: `RecallConfig.gather_piece_chars`, else 0
 
     @property
     def piece_chars(self) -> int:
         """How long a text is shown whole (longer ones as their matched pieces of this length):
         `turn_chars`, and under a character budget at most a `BUDGET_SHARE` of it (not below
-        `MIN_PIECE_CHARS`), so a budget holds many short pieces rather than a few long messages."""
+        `MIN_PIECE_CHARS`), so a budget holds many short pieces rather than a few long messages. A
+        question that gathers (counts, orders, sums up) needs more pieces still, one per occasion: half
+        that share, not below `gather_piece_chars`."""
         if self.max_chars is None:
             return self.turn_chars
-        return min(self.turn_chars, max(MIN_PIECE_CHARS, self.max_chars // BUDGET_SHARE))
+        share, floor = BUDGET_SHARE, MIN_PIECE_CHARS
+        if self.gather_piece_chars:
+            share, floor = 2 * BUDGET_SHARE, self.gather_piece_chars
+        return min(self.turn_chars, max(floor, self.max_chars // share))
 
 
-#: Under a character budget a row's text takes at most 1 / BUDGET_SHARE of it ...
-BUDGET_SHARE = 16
+#: Under a character budget a row's text takes at most 1 / BUDGET_SHARE of it (8,000 characters: 300
+#: each, ~20 rows of long messages; 16 gave 500 and cost BEAM 0.06 of its lookup questions, 8000c) ...
+BUDGET_SHARE = 32
 #: ... but never less than this (two or three sentences).
 MIN_PIECE_CHARS = 300
 

@@ -274,3 +274,40 @@ def test_a_message_said_again_word_for_word_is_shown_once_with_when():
     assert shown == {"r1": ["r2", "r4"], "r3": None, "r5": None}
     _, plain = render(rt, "rio", "ferns", "2024-06-20", query_vector=axis(1), max_chars=0)
     assert {t["action_id"] for t in plain["turns"]} == {"r1", "r3", "r5"}  # the rows budget folds them too
+
+
+def test_pieces_under_a_budget_are_a_thirty_second_of_it_and_half_that_for_a_gathering_question():
+    from recall_lib.render import RenderContext
+
+    def piece(max_chars, gather=0, turn_chars=1500):
+        return RenderContext("q", None, None, MODEL, 1, 0, turn_chars, False, max_chars,
+                             gather_piece_chars=gather).piece_chars
+
+    assert piece(None) == 1500 and piece(None, gather=200) == 1500  # no budget: turn_chars
+    assert piece(8000) == 300 and piece(32000) == 1000 and piece(4000) == 300  # at least 300
+    assert piece(8000, gather=200) == 200 and piece(32000, gather=200) == 500
+    assert piece(8000, gather=400) == 400 and piece(64000, gather=200, turn_chars=800) == 800
+
+
+def trips() -> MemoryGraph:
+    """Three trips told in three sessions, each in a long message whose first passage names the trip."""
+    g = MemoryGraph()
+    g.recall_meta()
+    user = g.user("tess")
+    for n, (place, axis_n) in enumerate((("Lisbon", 1), ("Oslo", 2), ("Kyoto", 3))):
+        session = g.session(user, f"t-s{n}")
+        text = f"I took a trip to {place} this spring. " + "We walked the old town and ate well. " * 30
+        g.message(session, f"t{n}", text, f"2024-0{n + 3}-01T10:00:00+00:00",
+                  passage_embeddings=[mix((axis_n, 0.8), (9, 0.6))], embedding_model=MODEL)
+    return g
+
+
+def test_a_gathering_question_shows_shorter_pieces_unless_gather_piece_chars_is_off():
+    rt = runtime(trips().elements())
+    ask = {"question": "How many trips did I take?", "today": "2024-06-20", "query_vector": axis(9)}
+    pieces = {}
+    for gather in (200, 0):
+        _, recalled = render(rt, "tess", **ask, max_chars=8000, gather_piece_chars=gather)
+        assert sorted(t["action_id"] for t in recalled["turns"]) == ["t0", "t1", "t2"]
+        pieces[gather] = max(len(p) for t in recalled["turns"] for p in t["passages"])
+    assert 150 <= pieces[200] <= 200 < 250 <= pieces[0] <= 300
