@@ -117,7 +117,7 @@ def recall(
         snapshot = empty_snapshot(-1, ref.user_id, model, state.dimension)
         found = Recall(snapshot, lanes_over(snapshot), model, asked, place.attribute_off)
         return found if choose is None else replace(found, results=choose(found))
-    read_back: ReadBack = {}  # Actions the rolling check read in this transaction: not read again
+    read_back = ReadBack()  # what the rolling check read in this transaction: not read again
     for fresh in (False, True):
         entry = cache.entry(place, live, vertex, model, state.dimension, fresh, ref.signature, read_back)
         results = lanes_over(entry.snapshot)

@@ -215,9 +215,15 @@ def holder_units(
 # -- reading units again ----------------------------------------------------------------------------
 TURNS, FACTS = 1, 2  # what a reading found changed (bits)
 
-#: Actions a call's rolling check read, by vertex id: (the vertex, its stored action_id, its turn fields
-#: or None), all read in the calling transaction, so that call's verification need not read them again.
-ReadBack = dict[int, tuple[Any, Any, tuple | None]]
+@dataclass
+class ReadBack:
+    """What a call's rolling check read in the calling transaction, so that call's verification need not
+    read it again: Actions by vertex id (the vertex, its stored action_id, its turn fields or None), and
+    the live edges of the facts a FACTS unit found as held, by edge id (its holder's edges are then not
+    scanned for it)."""
+
+    actions: dict[int, tuple[Any, Any, tuple | None]] = field(default_factory=dict)
+    fact_edges: dict[int, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -294,7 +300,7 @@ class Recheck:
         stored = props.get(s.ACTION_ID)
         fields = turn_fields(props, self._unread)
         if self.read_back is not None:
-            self.read_back[vertex_id] = (vertex, stored, fields)
+            self.read_back.actions[vertex_id] = (vertex, stored, fields)
         if id_text(stored) != self.owned_actions[vertex_id][0] or (
             (type(stored) is not str) != (vertex_id in self.baseline.stored_as_integer)
         ):
@@ -392,6 +398,8 @@ class Recheck:
                     return FACTS
             elif not sourced or self._fact_changed(edge, source, vertex, holder_is_head, outcome):
                 return FACTS
+            elif outcome == w.FACT and self.read_back is not None:
+                self.read_back.fact_edges[edge_id] = edge
         if any(o in (w.FACT, w.FOREIGN_END) and e not in present for e, o in read.items()):
             return FACTS
         return 0

@@ -7,7 +7,8 @@ read back exactly as cached through the same readers a build uses (`reading.turn
 The cost is O(items returned), never O(user's data). A failed item means the snapshot is stale: the
 pipeline builds the user again and reruns the lanes. An Action the rolling check read in this same call
 (`recheck.ReadBack`: its vertex, stored action_id and turn fields, read in the calling transaction) is
-not read again: only its parents are walked up.
+not read again: only its parents are walked up; a fact whose edge a FACTS unit found is taken from
+there instead of scanning its holder's edges (every check of it still runs).
 """
 
 from collections import Counter
@@ -54,7 +55,7 @@ class Verifier:
         some owned Action stores as an integer; `attribute`: the rule the entry was built under
         (`ownership.attributes` decides which ids attribute); `read_back`: Actions this call read."""
         self.snapshot, self.actions, self.user, self.lookup = snapshot, actions, user, lookup
-        self.read_back = {} if read_back is None else read_back
+        self.read_back = ReadBack() if read_back is None else read_back
         self.numeric, self.attribute = numeric, attribute
         self.upward = Upward(user)
         self._sources: dict[str, bool] = {}
@@ -78,7 +79,7 @@ class Verifier:
         unread: Counter = Counter()  # malformed counts of the re-read: not needed here
         if kind == TURN:
             turn = self.snapshot.turns[index]
-            read = self.read_back.get(turn.vertex_id)
+            read = self.read_back.actions.get(turn.vertex_id)
             if read is not None:  # label, action_id and fields read in this transaction already
                 vertex, stored, fields = read
                 if id_text(stored) != turn.action_id or fields != (
@@ -119,7 +120,7 @@ class Verifier:
         if action_id not in self._sources:
             attributing = attributes(action_id, self.numeric, self.attribute)
             vertex_id = self.actions.get(action_id) if attributing else None
-            read = None if vertex_id is None else self.read_back.get(vertex_id)
+            read = None if vertex_id is None else self.read_back.actions.get(vertex_id)
             if read is not None:  # label and action_id read in this transaction already
                 vertex, stored, _ = read
                 self._sources[action_id] = text_id(stored) == action_id and (
@@ -140,8 +141,10 @@ class Verifier:
         the User (then the head's out-edges): an entity's mention edges all leave it, so its in-edges
         are only facts (100k synthetic user: 491 edges handed out per warm call against 901 through
         the head); None when gone, moved or now structural."""
-        holder_id, side = (tail_id, "in_edges") if tail_id != self.user.id else (head_id, "out_edges")
-        edge = self._edges_of(holder_id, side).get(edge_id)
+        edge = self.read_back.fact_edges.get(edge_id)  # found by a FACTS unit of this transaction
+        if edge is None:
+            holder_id, side = (tail_id, "in_edges") if tail_id != self.user.id else (head_id, "out_edges")
+            edge = self._edges_of(holder_id, side).get(edge_id)
         if edge is None:
             return None
         moved = (edge.from_vertex.id, edge.to_vertex.id) != (head_id, tail_id)
