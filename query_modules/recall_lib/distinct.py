@@ -47,11 +47,14 @@ def distinct_max(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.n
     return ordered[at], np.maximum.reduceat(values[order], at)
 
 
-def positions(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
+def positions(haystack: np.ndarray, needles: np.ndarray, ascending: bool = False) -> np.ndarray:
     """The position of each needle in `haystack` (distinct values), -1 where it is absent: many ids
-    looked up at once without a dict of the haystack (`ranking` has its own for an ascending one)."""
+    looked up at once without a dict of the haystack. `ascending`: the haystack is sorted already."""
     if not len(haystack):
         return np.full(len(needles), -1, dtype=np.int64)
-    order = np.argsort(haystack, kind="stable")
-    at = np.minimum(np.searchsorted(haystack[order], needles), len(haystack) - 1)
-    return np.where(haystack[order[at]] == needles, order[at], -1).astype(np.int64)
+    order = None if ascending else np.argsort(haystack, kind="stable")
+    ordered = haystack if order is None else haystack[order]
+    at = np.minimum(np.searchsorted(ordered, needles), len(haystack) - 1)
+    if order is not None:
+        at = order[at]
+    return np.where(haystack[at] == needles, at, -1).astype(np.int64, copy=False)

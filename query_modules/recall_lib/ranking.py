@@ -36,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .day_windows import DayWindow, in_windows
-from .distinct import distinct, distinct_max, distinct_with_inverse
+from .distinct import distinct, distinct_max, distinct_with_inverse, positions
 
 #: How many of a session's best-scored turns its coherence bonus sums.
 SESSION_TOP = 3
@@ -208,7 +208,7 @@ def session_bonus(candidates: np.ndarray, base: np.ndarray, sessions: np.ndarray
     top = order[(place < SESSION_TOP) & (sorted_codes >= 0)]
     strong, member = distinct_with_inverse(codes[top])
     strength = np.bincount(member, weights=base[top], minlength=len(strong))  # summed best first
-    at = _positions(strong, codes)
+    at = positions(strong, codes, ascending=True)
     return np.where(at >= 0, strength[np.maximum(at, 0)], 0.0)
 
 
@@ -331,9 +331,9 @@ def rank_turns(
     best = np.lexsort((turns, -score))[:budget]
     chosen = turns[best]
     # The loop below reads Python lists: indexing numpy arrays one element at a time costs ~10x.
-    candidate_at = _positions(candidates, chosen).tolist()
-    spill_at = _positions(spill_turns, chosen).tolist()
-    open_at = _positions(open_turns, chosen).tolist()
+    candidate_at = positions(candidates, chosen, ascending=True).tolist()
+    spill_at = positions(spill_turns, chosen, ascending=True).tolist()
+    open_at = positions(open_turns, chosen, ascending=True).tolist()
     masks = [(name, mask.tolist(), factor) for name, mask, factor in factors]
     sessions, spills, opens = session.tolist(), spill.tolist(), opened.tolist()
     spreads = spread[best].tolist()
@@ -355,14 +355,6 @@ def rank_turns(
         found = tuple((lane, ranks[place]) for lane, ranks in lane_ranks if ranks[place])
         ranked.append(RankedTurn(turn, place + 1, turn_score, found, tuple(lifts)))
     return ranked
-
-
-def _positions(ascending: np.ndarray, turns: np.ndarray) -> np.ndarray:
-    """Where each of `turns` stands in the ascending, distinct `ascending` (-1: not in it)."""
-    if not len(ascending):
-        return np.full(len(turns), -1, dtype=np.int64)
-    at = np.minimum(np.searchsorted(ascending, turns), len(ascending) - 1)
-    return np.where(ascending[at] == turns, at, -1)
 
 
 def _last_ranks(lane_turns: Sequence[int], turns: np.ndarray) -> np.ndarray:

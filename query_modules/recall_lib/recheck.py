@@ -186,16 +186,9 @@ def action_units(
                 weights[position] += 1
     refs = positions(np.asarray(turn_vertex_ids, dtype=np.int64), id_column)
     refs[refs >= 0] += offset
-    away = list(dict.fromkeys(log.turned_away))
-    kinds = np.concatenate([np.full(len(ids), Kind.ACTION), np.full(len(away), Kind.TURNED_AWAY)])
-    units = Units(
-        kinds.astype(np.uint8),
-        np.concatenate([id_column, np.asarray(away, dtype=np.int64)]),
-        np.concatenate([refs, np.zeros(len(away), dtype=np.int64)]),
-        np.concatenate([counts, np.zeros(len(away), dtype=np.int64)]),
-        np.concatenate([weights, np.full(len(away), TURNED_AWAY_READS, dtype=np.int64)]),
-    )
-    return parents, sessions, units
+    actions_read = Units(np.full(len(ids), Kind.ACTION, dtype=np.uint8), id_column, refs, counts, weights)
+    away = Units.of([(Kind.TURNED_AWAY, v, 0, 0, TURNED_AWAY_READS) for v in dict.fromkeys(log.turned_away)])
+    return parents, sessions, actions_read + away
 
 
 def holder_units(
@@ -214,6 +207,7 @@ def holder_units(
 
 # -- reading units again ----------------------------------------------------------------------------
 TURNS, FACTS = 1, 2  # what a reading found changed (bits)
+
 
 @dataclass
 class ReadBack:

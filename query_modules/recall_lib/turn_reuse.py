@@ -51,9 +51,8 @@ class TurnReuse:
         self, vertex_id: int, action_id: str, session_id: str | None
     ) -> tuple[tuple, int, int] | None:
         """(the reader's row, where the turn's rows start and end in `vectors.matrix`) as the old entry
-        holds them for this Action; None
-        when it did not hold it as this action id and session, or its reading was not clean, or it is
-        `excluded`."""
+        holds them for this Action; None when it did not hold it as this action id and session, or its
+        reading was not clean, or it is `excluded`."""
         i = self.index.get(vertex_id)
         if i is None or vertex_id in self.excluded:
             return None

@@ -121,8 +121,8 @@ class VectorCollector:
         self.pack = _row_struct(dim).pack if dim else None
         self._normalised: bytearray | None = None  # per row, 1 when taken over already normalised
         # Once rows are taken over (`add_taken`), where all come from, in order: [source, start, end]
-        # runs of an earlier matrix, and None for the rows packed into `buffer` until the next run.
-        self._runs: list[list | None] | None = None
+        # runs of an earlier matrix, and of the rows packed into `buffer` (source None).
+        self._runs: list[list] | None = None
 
     def add_taken(self, owner: int, source: np.ndarray, start: int, end: int) -> bool:
         """Add a unit's rows `source[start:end]` as an earlier build normalised them (float32, `dim` wide):
@@ -131,12 +131,8 @@ class VectorCollector:
         them unit by unit to the buffer cost ~0.8 s of growing it."""
         if self._runs is None:
             self._normalised = bytearray(len(self.owner))
-            self._runs = [None] if self.owner else []
-        last = self._runs[-1] if self._runs else None
-        if last is not None and last[0] is source and last[2] == start:
-            last[2] = end
-        else:
-            self._runs.append([source, start, end])
+            self._runs = [[None, 0, len(self.owner)]] if self.owner else []
+        self._extend_run(source, start, end)
         count = end - start
         self._normalised += b"\x01" * count
         self.owner.extend([owner] * count)
@@ -165,9 +161,17 @@ class VectorCollector:
             self.passage.append(number)
         if self._runs is not None:
             self._normalised += bytes(len(rows))
-            if not self._runs or self._runs[-1] is not None:
-                self._runs.append(None)
+            packed = len(self.buffer) // (4 * self.dim)
+            self._extend_run(None, packed - len(rows), packed)
         return True
+
+    def _extend_run(self, source: np.ndarray | None, start: int, end: int) -> None:
+        """Note rows `start:end` of `source` (None: the packed buffer) as the next ones added."""
+        last = self._runs[-1] if self._runs else None
+        if last is not None and last[0] is source and last[2] == start:
+            last[2] = end
+        else:
+            self._runs.append([source, start, end])
 
     def _matrix(self) -> np.ndarray:
         """Every row added, in order: the buffer itself when none was taken over, else one copy of the
@@ -178,18 +182,10 @@ class VectorCollector:
         if runs is None:
             return packed
         matrix = np.empty((len(self.owner), self.dim), dtype=np.float32)
-        at = read = 0
-        for run in runs:
-            if run is None:  # packed rows, up to the next taken one
-                taken = self._normalised.find(1, at)
-                count = (len(self.owner) if taken < 0 else taken) - at
-                matrix[at : at + count] = packed[read : read + count]
-                read += count
-            else:
-                source, start, end = run
-                count = end - start
-                matrix[at : at + count] = source[start:end]
-            at += count
+        at = 0
+        for source, start, end in runs:
+            matrix[at : at + end - start] = (packed if source is None else source)[start:end]
+            at += end - start
         return matrix
 
     def build(self) -> tuple[VectorSet, set[int]]:
