@@ -37,7 +37,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from itertools import chain, repeat
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -209,15 +209,32 @@ def holder_units(
 TURNS, FACTS = 1, 2  # what a reading found changed (bits)
 
 
+class FactRead(NamedTuple):
+    """A held fact's live edge as a FACTS unit read it: from which holder and side, and what it read."""
+
+    edge: Any
+    holder_id: int
+    holder_is_head: bool
+    type: str
+    source_id: str
+    fields: tuple  # `reading.fact_fields`
+
+
 @dataclass
 class ReadBack:
     """What a call's rolling check read in the calling transaction, so that call's verification need not
-    read it again: Actions by vertex id (the vertex, its stored action_id, its turn fields or None), and
-    the live edges of the facts a FACTS unit found as held, by edge id (its holder's edges are then not
-    scanned for it)."""
+    read it again: Actions by vertex id (the vertex, its stored action_id, its turn fields or None), the
+    held facts' live edges by edge id (`FactRead`), and the texts of the entities and fact ends a FACTS or
+    END unit read without a structural label (the verification compares these with its own items: what
+    was read, not the unit's verdict, so a rebuild in the same call is verified as rightly)."""
 
     actions: dict[int, tuple[Any, Any, tuple | None]] = field(default_factory=dict)
-    fact_edges: dict[int, Any] = field(default_factory=dict)
+    facts: dict[int, FactRead] = field(default_factory=dict)
+    ends: dict[int, str | None] = field(default_factory=dict)
+
+    def end_text(self, vertex_id: int, user_id: int) -> str | None:
+        """What a fact end reads as ("user" for the User); KeyError when no unit read it in this call."""
+        return "user" if vertex_id == user_id else self.ends[vertex_id]
 
 
 @dataclass
@@ -370,15 +387,13 @@ class Recheck:
         vertex = self.lookup(vertex_id)
         if vertex is None:
             return FACTS
-        if vertex_id != self.user_id and (
-            entity_text(vertex.properties) != side.texts.get(vertex_id)
-            or labels_of(vertex) & s.STRUCTURAL_LABELS
-        ):
+        if vertex_id != self.user_id and self._end_changed(vertex, vertex_id):
             return FACTS
         read, present = side.holder_edges.get(vertex_id, {}), set()
         edges = chain(zip(vertex.out_edges, repeat(True)), zip(vertex.in_edges, repeat(False)))
         for edge, holder_is_head in edges:
-            if edge.type.name in s.STRUCTURAL_TYPES:
+            relation = edge.type.name
+            if relation in s.STRUCTURAL_TYPES:
                 continue
             edge_id = edge.id
             present.add(edge_id)
@@ -390,22 +405,32 @@ class Recheck:
             if outcome is None or outcome == w.NOT_SOURCED:
                 if sourced:
                     return FACTS
-            elif not sourced or self._fact_changed(edge, source, vertex, holder_is_head, outcome):
+            elif not sourced:
                 return FACTS
-            elif outcome == w.FACT and self.read_back is not None:
-                self.read_back.fact_edges[edge_id] = edge
+            elif outcome == w.FACT and edge_id in side.facts:
+                fields = fact_fields(edge.properties, self._unread)
+                held = FactRead(edge, vertex_id, holder_is_head, relation, source, fields)
+                if self._held_fact_changed(edge_id, held):
+                    return FACTS
+            elif self._fact_changed(edge, source, vertex, holder_is_head, outcome):
+                return FACTS
         if any(o in (w.FACT, w.FOREIGN_END) and e not in present for e, o in read.items()):
             return FACTS
         return 0
 
+    def _held_fact_changed(self, edge_id: int, read: FactRead) -> bool:
+        """Whether a fact held reads otherwise: its own fields (its ends' texts are their units')."""
+        if self.read_back is not None:
+            self.read_back.facts[edge_id] = read
+        fact = self.snapshot.facts[self.baseline.facts.facts[edge_id]]
+        return read.source_id != fact.source_id or read.fields != (
+            fact.text, fact.valid_at, fact.role, fact.confidence
+        )
+
     def _fact_changed(self, edge: Any, source: str, holder: Any, holder_is_head: bool, outcome: int) -> bool:
-        """Whether a sourced edge read from `holder` differs from what the build made of it."""
+        """Whether a sourced edge read from `holder` that is no fact held differs from what the build made
+        of it (a fact, a foreign end, an unreadable one)."""
         side = self.baseline.facts
-        index = side.facts.get(edge.id) if outcome == w.FACT else None
-        if index is not None:  # a fact held: its own fields (its ends' texts are their units')
-            fact = self.snapshot.facts[index]
-            held = (fact.text, fact.valid_at, fact.role, fact.confidence)
-            return source != fact.source_id or fact_fields(edge.properties, self._unread) != held
         ends = fact_ends(edge, self.user_id, holder, holder_is_head, side.entities)
         if outcome == w.FOREIGN_END:
             return ends is not None
@@ -413,9 +438,16 @@ class Recheck:
 
     def end(self, vertex_id: int, ref: int, count: int) -> int:
         vertex = self.lookup(vertex_id)
-        if vertex is None or labels_of(vertex) & s.STRUCTURAL_LABELS:
-            return FACTS
-        return 0 if entity_text(vertex.properties) == self.baseline.facts.texts.get(vertex_id) else FACTS
+        return FACTS if vertex is None or self._end_changed(vertex, vertex_id) else 0
+
+    def _end_changed(self, vertex: Any, vertex_id: int) -> bool:
+        """Whether an entity or fact end now has a structural label or another text than held."""
+        if labels_of(vertex) & s.STRUCTURAL_LABELS:
+            return True
+        text = entity_text(vertex.properties)
+        if self.read_back is not None:
+            self.read_back.ends[vertex_id] = text
+        return text != self.baseline.facts.texts.get(vertex_id)
 
     def note(self, vertex_id: int, ref: int, count: int) -> int:
         vertex = self.lookup(vertex_id)

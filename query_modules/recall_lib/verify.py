@@ -7,8 +7,8 @@ read back exactly as cached through the same readers a build uses (`reading.turn
 The cost is O(items returned), never O(user's data). A failed item means the snapshot is stale: the
 pipeline builds the user again and reruns the lanes. An Action the rolling check read in this same call
 (`recheck.ReadBack`: its vertex, stored action_id and turn fields, read in the calling transaction) is
-not read again: only its parents are walked up; a fact whose edge a FACTS unit found is taken from
-there instead of scanning its holder's edges (every check of it still runs).
+not read again: only its parents are walked up; a fact whose edge a FACTS unit read, and whose ends a
+FACTS or END unit read, is compared with what they read (`ReadBack`): no edge, end or field again.
 """
 
 from collections import Counter
@@ -30,8 +30,8 @@ from .ownership import (
     mention_skip,
     text_id,
 )
-from .reading import fact_of, note_of, turn_fields
-from .recheck import ReadBack
+from .reading import Fact, fact_of, note_of, turn_fields
+from .recheck import FactRead, ReadBack
 from .snapshot import UserSnapshot
 
 #: Looks up a vertex of the current transaction by id; None when it does not exist (any more).
@@ -102,17 +102,41 @@ class Verifier:
             return vertex is not None and self.upward.note(vertex) and note_of(vertex, unread) == note
         if kind == FACT:
             fact = self.snapshot.facts[index]
-            edge = self._fact_edge(fact.edge_id, fact.head_vertex_id, fact.tail_vertex_id)
-            if edge is None or text_id(edge.properties.get(s.SOURCE_ID)) != fact.source_id:
-                return False
-            if not self._source(fact.source_id):
-                return False
-            ends = fact_ends(edge, self.user.id)
-            return ends is not None and fact_of(OwnedFact(edge, fact.source_id, *ends), unread) == fact
+            read = self.read_back.facts.get(fact.edge_id)
+            if read is not None:
+                try:
+                    ends = (self.read_back.end_text(fact.head_vertex_id, self.user.id),
+                            self.read_back.end_text(fact.tail_vertex_id, self.user.id))
+                except KeyError:  # an end no unit read in this call: read as a build does
+                    return self._fact_reads_as(fact, read.edge)
+                return self._fact_read_back(fact, read, ends)
+            return self._fact_reads_as(fact, self._fact_edge(fact.edge_id, fact.head_vertex_id,
+                                                             fact.tail_vertex_id))
         if kind == ENTITY:
             entity = self.snapshot.entities[index]
             return self._entity(entity.vertex_id, entity.text)
         raise ValueError(f"unknown item kind {kind!r}")
+
+    def _fact_reads_as(self, fact: Fact, edge: Any) -> bool:
+        """Whether a live fact edge (None: gone) reads as `fact` through the build's own readers."""
+        if edge is None or text_id(edge.properties.get(s.SOURCE_ID)) != fact.source_id:
+            return False
+        if not self._source(fact.source_id):
+            return False
+        ends = fact_ends(edge, self.user.id)
+        return ends is not None and fact_of(OwnedFact(edge, fact.source_id, *ends), Counter()) == fact
+
+    def _fact_read_back(self, fact: Fact, read: FactRead, ends: tuple[str | None, str | None]) -> bool:
+        """`_fact_reads_as` from what this call's units read: the edge, found among its holder's edges on
+        the side the fact has it (an edge's ends never change: Memgraph re-points none and reuses no
+        id), its type, source and fields, and its ends' texts and labels (a FACTS or END unit each)."""
+        holder = fact.head_vertex_id if read.holder_is_head else fact.tail_vertex_id
+        fields = (fact.text, fact.valid_at, fact.role, fact.confidence)
+        same = (read.holder_id, read.type, read.source_id, read.fields, ends) == (
+            holder, fact.type, fact.source_id, fields, (fact.head, fact.tail)
+        )
+        both_user = fact.head_vertex_id == fact.tail_vertex_id == self.user.id  # `fact_ends` refuses it
+        return same and not both_user and self._source(fact.source_id)
 
     def _source(self, action_id: str) -> bool:
         """Whether the user's Action holding `action_id` is still theirs and holds it as text (facts and
@@ -141,10 +165,8 @@ class Verifier:
         the User (then the head's out-edges): an entity's mention edges all leave it, so its in-edges
         are only facts (100k synthetic user: 491 edges handed out per warm call against 901 through
         the head); None when gone, moved or now structural."""
-        edge = self.read_back.fact_edges.get(edge_id)  # found by a FACTS unit of this transaction
-        if edge is None:
-            holder_id, side = (tail_id, "in_edges") if tail_id != self.user.id else (head_id, "out_edges")
-            edge = self._edges_of(holder_id, side).get(edge_id)
+        holder_id, side = (tail_id, "in_edges") if tail_id != self.user.id else (head_id, "out_edges")
+        edge = self._edges_of(holder_id, side).get(edge_id)
         if edge is None:
             return None
         moved = (edge.from_vertex.id, edge.to_vertex.id) != (head_id, tail_id)

@@ -460,3 +460,54 @@ def test_a_builds_action_units_as_columns():
         ACTION_READS + 1 + 2 * CHUNK_EDGE_READS + 1,
         TURNED_AWAY_READS,
     ]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_renewing_calls_verification_compares_a_fact_with_what_its_units_read(monkeypatch, form):
+    """Past the maximum age the FACTS and END units read each held fact's edge and ends; verification
+    then compares the fact with those readings instead of reading the graph again. Each reading altered
+    in turn (the graph untouched, so only the readings can fail it) must fail the fact; an end no unit
+    read is read from the graph."""
+    import recall_lib.pipeline as pipeline
+    from recall_lib.kinds import FACT
+
+    outcomes: dict[str, bool] = {}
+
+    class Probe(pipeline.Verifier):
+        def failing(self, items, abort=lambda: None):
+            failed = super().failing(items, abort)
+            for kind, index in items:
+                fact = self.snapshot.facts[index] if kind == FACT else None
+                read = None if fact is None else self.read_back.facts.get(fact.edge_id)
+                if read is not None:
+                    outcomes.update(self._altered(index, fact, read))
+            return failed
+
+        def _altered(self, index, fact, read):
+            ends, facts = self.read_back.ends, self.read_back.facts
+            found = {"as_read": self.holds(FACT, index)}
+            for name, changed in {
+                "text": read._replace(fields=("another text", *read.fields[1:])),
+                "confidence": read._replace(fields=(*read.fields[:3], 0.5)),
+                "type": read._replace(type="NEAR"),
+                "source": read._replace(source_id="x-2"),
+                "holder": read._replace(holder_id=read.holder_id + 1),
+                "side": read._replace(holder_is_head=not read.holder_is_head),
+            }.items():
+                facts[fact.edge_id] = changed
+                found[name] = self.holds(FACT, index)
+            facts[fact.edge_id] = read
+            tail_text = ends.pop(fact.tail_vertex_id)
+            found["tail_unread"] = self.holds(FACT, index)
+            ends[fact.tail_vertex_id] = "Lisbon"
+            found["tail_text"] = self.holds(FACT, index)
+            ends[fact.tail_vertex_id] = tail_text
+            return found
+
+    monkeypatch.setattr(pipeline, "Verifier", Probe)
+    rt, cache, now = started(form)
+    now[0] += MAX_AGE + 1
+    assert "the harbor is in town" in shown(rt, form, "x", "harbor town", lanes=["facts"],
+                                            query_vector=list(axis(5)))
+    assert outcomes == {"as_read": True, "tail_unread": True, "text": False, "confidence": False,
+                        "type": False, "source": False, "holder": False, "side": False, "tail_text": False}
