@@ -16,7 +16,7 @@ from .config import RecallConfig
 from .day_windows import DayWindow, history_windows
 from .distinct import first_positions
 from .kinds import ENTITY, FACT, NOTE, TURN
-from .question import Question
+from .question import USER_TURNS, Question
 from .ranking import Lift, named_participant, rank_turns
 from .snapshot import UserSnapshot
 from .textindex import TermOverlap, overlap_best, query_terms, tokenize
@@ -167,11 +167,11 @@ class Candidates:
         )
 
 
-#: The lanes whose hits are turns; each votes in the fused ranking (`ranking.rank_turns`), as does the
-#: turns lane's feedback pass (`turn_candidates`), which has no hits of its own.
+#: The lanes whose hits are turns; each votes in the fused ranking (`ranking.rank_turns`), as do the
+#: turns lane's feedback and instructions passes (`turn_candidates`), which have no hits of their own.
 TURN_LANES = ("text", "fact_turns", "turns")
 #: The turn lanes ranked by cosine: a turn at cosine <= 0 was not found by them.
-VECTOR_TURN_LANES = ("turns", "feedback")
+VECTOR_TURN_LANES = ("turns", "feedback", "instructions")
 #: How far the feedback pass moves the question towards its best passages: the query is
 #: question + FEEDBACK_WEIGHT x (their mean), so 1 weighs what was found as much as what was asked.
 FEEDBACK_WEIGHT = 1.0
@@ -213,7 +213,10 @@ def run_lanes(
     if vectors_on:
         if "turns" in wanted and settings.turns_k:
             feedback = settings.feedback_turns if gathers else 0
-            candidates.update(turn_candidates(snapshot, query, turn_ok, depth, settings.min_score, feedback))
+            standing = settings.instruction_turns if question.side == USER_TURNS else 0
+            candidates.update(
+                turn_candidates(snapshot, query, turn_ok, depth, settings.min_score, feedback, standing)
+            )
         if "entities" in wanted:
             hits["entities"] = entities_lane(snapshot, query, settings)
             hits["entity_facts"] = entity_facts(
@@ -301,7 +304,7 @@ def fused_turns(
 
 
 #: Whose passage a fused turn shows when several lanes found it: the vector's, the fact's, the words'.
-PASSAGE_LANES = ("turns", "fact_turns", "text", "feedback")
+PASSAGE_LANES = ("turns", "fact_turns", "text", "feedback", "instructions")
 
 
 def _turn_hit(
@@ -441,11 +444,18 @@ def turn_candidates(
     depth: int,
     min_score: float | None,
     feedback: int = 0,
+    instructions: int = 0,
 ) -> dict[str, Candidates]:
     """The `turns` lane: the user's message passages nearest the question (exact cosine), best turn
     first; with `feedback` > 0 also its feedback pass, `feedback`: the turns nearest the question
     moved towards the lane's best `feedback` passages (`feedback_query`). `min_score` bounds the
     question's own cosine in both.
+
+    With `instructions` > 0 also its instructions pass: the user's `instructions` standing statements
+    (`standing_turns`) nearest the question. Why: an instruction or a preference stated once ("always
+    include a code example when I ask about async errors") governs later requests that name the task,
+    not the rule; among hundreds of messages about the same task the rule ranks low, among the user's
+    few standing statements it ranks first, and that rank is its vote.
 
     Why the feedback pass: a question that gathers occasions ("how many kitchen items did I fix?")
     names the kind of thing, not the things; the occasions found first say what the others look like
@@ -466,7 +476,25 @@ def turn_candidates(
             scores = np.where(cosines >= min_score, scores, -np.inf)
         rows = best_rows(vectors, moved, turn_ok, depth, None, scores)
         found["feedback"] = Candidates.of(vectors.owner[rows], scores[rows], vectors.passage[rows])
+    if instructions > 0:
+        standing = np.zeros(len(turn_ok), dtype=bool)
+        standing[standing_turns(snapshot, turn_ok)] = True
+        rows = best_rows(vectors, query, standing, instructions, min_score, cosines)
+        found["instructions"] = Candidates.of(vectors.owner[rows], cosines[rows], vectors.passage[rows])
     return found
+
+
+#: Words that state a standing instruction or preference ("Always add a code example when I ask about
+#: ...", "Never use semicolons", "I prefer rule-based suggestions"), as `textindex.tokenize` makes them.
+STANDING_WORDS = ("always", "never", "whenever", "prefer", "prefers", "preferred")
+
+
+def standing_turns(snapshot: UserSnapshot, turn_ok: np.ndarray) -> np.ndarray:
+    """The user's own turns that hold a `STANDING_WORDS` word and `turn_ok` admits, ascending: read
+    from the text index's postings, so it costs those turns, not the history."""
+    roles = snapshot.turn_facts.roles
+    held = snapshot.text_index.documents(STANDING_WORDS).tolist()
+    return np.array([t for t in held if roles[t] == USER_TURNS and turn_ok[t]], dtype=np.int64)
 
 
 def feedback_query(query: np.ndarray, found: np.ndarray) -> np.ndarray:

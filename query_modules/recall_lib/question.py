@@ -77,7 +77,10 @@ def read_question(text: str, today: date | None = None) -> Question:
 
 
 # -- side ------------------------------------------------------------------------------------------
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|our|us)\b", re.IGNORECASE)
+#: "US" in capitals is the country ("Has Tim been to Tennessee in the US?"), not "us".
+_FIRST_PERSON = re.compile(
+    r"\b(?-i:(?!US\b))(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|our|us)\b", re.IGNORECASE
+)
 #: Who answered: "you", or the assistant named as such.
 _SAYER = r"(?:you|you've|you'd|the\s+(?:assistant|ai|bot|chatbot))"
 #: The sayer as the one who said something earlier: a verb of saying or giving after it.

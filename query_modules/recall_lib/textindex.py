@@ -221,6 +221,15 @@ class BM25Index:
         """In how many documents ``term`` (a token) occurs."""
         return sum(int(index.indptr[row + 1] - index.indptr[row]) for index, row, _ in self._rows(term))
 
+    def documents(self, terms: Iterable[str]) -> np.ndarray:
+        """The documents holding at least one of ``terms`` (tokens), ascending: their postings, no scores."""
+        found = [
+            index.doc_ids[index.indptr[row] : index.indptr[row + 1]] + first
+            for term in dict.fromkeys(terms)
+            for index, row, first in self._rows(term)
+        ]
+        return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+
     def search(
         self, terms: Iterable[str], k: int, allowed: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:

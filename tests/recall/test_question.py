@@ -78,6 +78,8 @@ TABLE = [
     ("Remind me what the assistant said about my tea.", None, [], A, False),
     ("What did the assistant recommend for my back pain?", None, [], A, False),
     ("When did Caroline go to the support group?", None, [], None, False),  # a third person: neither side
+    ("Has Tim been to Tennessee in the US?", None, [], None, False),  # the country, not "us"
+    ("Where did we stay on the US trip?", None, [], U, False),
     ("", None, [], None, False),
     # gathering several occasions
     ("How many tanks do I currently have?", None, [], U, True),

@@ -311,3 +311,40 @@ def test_a_gathering_question_shows_shorter_pieces_unless_gather_piece_chars_is_
         assert sorted(t["action_id"] for t in recalled["turns"]) == ["t0", "t1", "t2"]
         pieces[gather] = max(len(p) for t in recalled["turns"] for p in t["passages"])
     assert 150 <= pieces[200] <= 200 < 250 <= pieces[0] <= 300
+
+
+def coding_chat() -> MemoryGraph:
+    """Requests about async errors along the question's axis 1 (0.9, 0.85, 0.8), an assistant reply
+    that says "always" (0.7) and the user's standing instruction (0.5): nearer the question than the
+    instruction, but neither of the two is the user's rule."""
+    g = MemoryGraph()
+    g.recall_meta()
+    session = g.session(g.user("ada"), "ada-s")
+    said = [
+        ("a1", "user_message", "My async handler swallows errors, why?", mix((1, 0.9), (3, 0.44))),
+        ("a2", "user_message", "My async fetch throws an unhandled rejection.", mix((1, 0.85), (4, 0.53))),
+        ("a3", "user_message", "How do I retry a failed async request?", mix((1, 0.8), (5, 0.6))),
+        ("r1", "assistant_message", "You should always await the promise.", mix((1, 0.7), (6, 0.71))),
+        ("rule", "user_message", "Always include a code example when I ask about these.",
+         mix((1, 0.5), (2, 0.866))),
+    ]
+    for minute, (key, kind, text, vector) in enumerate(said):
+        g.message(session, key, text, f"2024-06-01T10:0{minute}:00Z", action_type=kind,
+                  passage_embeddings=[vector], embedding_model=MODEL)
+    return g
+
+
+@pytest.mark.parametrize(
+    ("question", "config", "shown"),
+    [
+        ("How should I handle errors in my async code?", {}, ["a1", "a2", "rule"]),  # its vote
+        ("How should I handle errors in my async code?", {"instruction_turns": 0}, ["a1", "a2", "a3"]),
+        ("How should errors in async code be handled?", {}, ["a1", "a2", "a3"]),  # no side: no pass
+    ],
+)
+def test_a_request_on_the_users_side_shows_their_standing_instruction_not_an_assistant_always(
+    question, config, shown
+):
+    rt = runtime(coding_chat().elements())
+    _, recalled = render(rt, "ada", question, "2024-06-20", query_vector=axis(1), turns_budget=3, **config)
+    assert sorted(t["action_id"] for t in recalled["turns"]) == shown

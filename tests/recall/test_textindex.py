@@ -271,3 +271,11 @@ def test_speed_at_100k_short_messages():
     search_ms = (time.process_time() - start) / 20 * 1000
     assert build_seconds < 3.0, build_seconds
     assert search_ms < 30, search_ms
+
+
+def test_documents_lists_each_document_holding_any_term_once_head_and_tail_alike():
+    index = BM25Index.build(["I always code", "never mind"] + [f"filler words {n}" for n in range(40)])
+    grown = index.extended(["always, never", "rarely"])
+    assert grown.tail is not None  # the new documents sit in a tail
+    assert grown.documents(["always", "never", "absent"]).tolist() == [0, 1, 42]
+    assert grown.documents([]).tolist() == [] and index.documents(["never"]).tolist() == [1]
