@@ -213,7 +213,7 @@ def run_lanes(
     if vectors_on:
         if "turns" in wanted and settings.turns_k:
             feedback = settings.feedback_turns if gathers else 0
-            standing = settings.instruction_turns if question.side == USER_TURNS else 0
+            standing = settings.instruction_turns if question.side == USER_TURNS and question.requests else 0
             candidates.update(
                 turn_candidates(snapshot, query, turn_ok, depth, settings.min_score, feedback, standing)
             )
@@ -451,8 +451,9 @@ def turn_candidates(
     moved towards the lane's best `feedback` passages (`feedback_query`). `min_score` bounds the
     question's own cosine in both.
 
-    With `instructions` > 0 also its instructions pass: the user's `instructions` standing statements
-    (`standing_turns`) nearest the question. Why: an instruction or a preference stated once ("always
+    With `instructions` > 0 (a request on the user's side, `question.Question.requests`) also its
+    instructions pass: the user's `instructions` standing statements (`standing_turns`) nearest the
+    question. Why: an instruction or a preference stated once ("always
     include a code example when I ask about async errors") governs later requests that name the task,
     not the rule; among hundreds of messages about the same task the rule ranks low, among the user's
     few standing statements it ranks first, and that rank is its vote.

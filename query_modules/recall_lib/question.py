@@ -20,6 +20,9 @@ What is read (the module's regular expressions, each with the reason it exists):
   a question about named third persons (LoCoMo's "When did Caroline ...") names neither side;
 - **gathers**: the question counts, sums or orders things said on several occasions, or asks for the
   current one of values that changed ("how many", "in total", "the order of", "currently").
+- **requests**: the question asks the assistant to do or advise something ("can you", "how should I",
+  "what would you suggest", "any tips"), not what was said: a standing instruction or preference the
+  user gave governs such a request (`lanes.turn_candidates`' instructions pass), not a recollection.
 
 Only `re` and `datetime` (the module may import nothing outside the standard library and numpy).
 """
@@ -47,6 +50,7 @@ class Question:
     dates: tuple[NamedDate, ...]
     side: str | None
     gathers: bool
+    requests: bool = False
 
     @property
     def windows(self) -> tuple[DayWindow, ...]:
@@ -60,6 +64,8 @@ class Question:
             parts.append(f"asks about the {'assistant' if self.side == ASSISTANT_TURNS else 'user'}'s turns")
         if self.gathers:
             parts.append("gathers several occasions")
+        if self.requests:
+            parts.append("asks for help")
         return parts
 
 
@@ -73,6 +79,7 @@ def read_question(text: str, today: date | None = None) -> Question:
         dates=_dates(scanned, today),
         side=_side(scanned),
         gathers=_GATHERS.search(scanned) is not None,
+        requests=_REQUESTS.search(scanned) is not None,
     )
 
 
@@ -112,6 +119,17 @@ _GATHERS = re.compile(
     r"|\bfrom\s+(?:the\s+)?(?:earliest|first|oldest)\b"
     r"|\bwhich\b.{1,60}\b(?:first|earlier|later|last)\b"
     r"|\b(?:currently|most\s+recent(?:ly)?|these\s+days|now|still|anymore)\b",
+    re.IGNORECASE,
+)
+
+
+# -- requests --------------------------------------------------------------------------------------
+_REQUESTS = re.compile(
+    r"\b(?:can|could|would|will)\s+you\b"
+    r"|\bhow\s+(?:can|should|do|would|could|might)\s+(?:i|we)\b"
+    r"|\bwhat\s+(?:should|would|could|can)\s+(?:i|we)\b"
+    r"|\b(?:do|would)\s+you\s+(?:have|suggest|recommend)\b"
+    r"|\b(?:suggest|recommend|advise|tips?|ideas?|approach(?:es)?|options|steps|help\s+me|show\s+me|give\s+me)\b",
     re.IGNORECASE,
 )
 

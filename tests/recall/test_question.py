@@ -212,3 +212,19 @@ def test_at_run_time_only_the_reader_applies_a_pattern_to_the_question(monkeypat
     monkeypatch.undo()
     for name in [m for m in sys.modules if m == "recall_lib" or m.startswith("recall_lib.")]:
         del sys.modules[name]  # later tests import the real modules again
+
+
+@pytest.mark.parametrize(
+    ("question", "requests"),
+    [
+        ("How should I handle errors in my async code?", True),
+        ("Can you show me how my model performed after the latest changes?", True),
+        ("What approaches would you suggest for state management?", True),
+        ("I'm anxious about getting around Tokyo. Do you have any helpful tips?", True),
+        ("What did I say about errors in my async code?", False),
+        ("How many months ago did I attend the photography workshop?", False),
+        ("When did Caroline go to the support group?", False),
+    ],
+)
+def test_a_request_for_help_is_told_from_a_question_about_the_past(question, requests):
+    assert read_question(question).requests is requests

@@ -340,6 +340,7 @@ def coding_chat() -> MemoryGraph:
         ("How should I handle errors in my async code?", {}, ["a1", "a2", "rule"]),  # its vote
         ("How should I handle errors in my async code?", {"instruction_turns": 0}, ["a1", "a2", "a3"]),
         ("How should errors in async code be handled?", {}, ["a1", "a2", "a3"]),  # no side: no pass
+        ("What did I say about errors in my async code?", {}, ["a1", "a2", "a3"]),  # no request: no pass
     ],
 )
 def test_a_request_on_the_users_side_shows_their_standing_instruction_not_an_assistant_always(
