@@ -21,8 +21,9 @@ What is read (the module's regular expressions, each with the reason it exists):
 - **gathers**: the question counts, sums or orders things said on several occasions, or asks for the
   current one of values that changed ("how many", "in total", "the order of", "currently").
 - **requests**: the question asks the assistant to do or advise something ("can you", "how should I",
-  "what would you suggest", "any tips"), not what was said: a standing instruction or preference the
-  user gave governs such a request (`lanes.turn_candidates`' instructions pass), not a recollection.
+  "what would you suggest", "any tips"), not to recount what was said ("give me a summary of", "walk
+  me through", "remind me") nor to gather occasions: a standing instruction or preference the user
+  gave governs such a request (`lanes.turn_candidates`' instructions pass), not a recollection.
 
 Only `re` and `datetime` (the module may import nothing outside the standard library and numpy).
 """
@@ -79,7 +80,8 @@ def read_question(text: str, today: date | None = None) -> Question:
         dates=_dates(scanned, today),
         side=_side(scanned),
         gathers=_GATHERS.search(scanned) is not None,
-        requests=_REQUESTS.search(scanned) is not None,
+        requests=_REQUESTS.search(scanned) is not None and _RECOUNTS.search(scanned) is None
+        and _GATHERS.search(scanned) is None,
     )
 
 
@@ -130,6 +132,14 @@ _REQUESTS = re.compile(
     r"|\bwhat\s+(?:should|would|could|can)\s+(?:i|we)\b"
     r"|\b(?:do|would)\s+you\s+(?:have|suggest|recommend)\b"
     r"|\b(?:suggest|recommend|advise|tips?|ideas?|approach(?:es)?|options|steps|help\s+me|show\s+me|give\s+me)\b",
+    re.IGNORECASE,
+)
+
+
+#: A request to recount the past ("give me a summary of", "walk me through", "remind me"): not new work.
+_RECOUNTS = re.compile(
+    r"\bsummar(?:y|ies|ise|ize|izing|ising)\b|\brecap\b|\boverview\b|\bwalk\s+me\s+through\b"
+    r"|\bremind\s+me\b",
     re.IGNORECASE,
 )
 

@@ -222,6 +222,9 @@ def test_at_run_time_only_the_reader_applies_a_pattern_to_the_question(monkeypat
         ("What approaches would you suggest for state management?", True),
         ("I'm anxious about getting around Tokyo. Do you have any helpful tips?", True),
         ("What did I say about errors in my async code?", False),
+        ("Can you give me a summary of how my chat app's design changed?", False),  # recounts the past
+        ("Can you list the order in which I brought up the app's features?", False),  # gathers
+        ("Could you remind me what you suggested for the login page?", False),
         ("How many months ago did I attend the photography workshop?", False),
         ("When did Caroline go to the support group?", False),
     ],
