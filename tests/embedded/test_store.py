@@ -21,6 +21,17 @@ def test_separate_id_spaces_and_adjacency():
         store.add_vertex(id=10)
 
 
+def test_a_deleted_edges_id_is_never_given_out_again():
+    """As in Memgraph: an edge id names one edge, so one pair of ends (recall's verification relies on it)."""
+    store = GraphStore()
+    a, b, c = (store.add_vertex() for _ in range(3))
+    edge = store.add_edge(a, b, "R", id=7)
+    store.delete_edge(edge)
+    with pytest.raises(ValueError, match="edge id 7 belonged to a deleted edge"):
+        store.add_edge(a, c, "R", id=7)
+    assert store.add_edge(a, c, "R") == 8
+
+
 def test_values_are_frozen_and_maps_are_fresh_on_every_read():
     store = GraphStore()
     v = store.add_vertex(properties={"list": [1, [2, 3]], "map": {"k": [1]}, "gone": None})

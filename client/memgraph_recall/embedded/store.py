@@ -101,6 +101,9 @@ class GraphStore:
         self.edges: dict[int, EdgeData] = {}
         self.next_vertex_id = 0
         self.next_edge_id = 0
+        #: Ids of edges deleted for good: Memgraph never gives an edge id out again (recall relies on it:
+        #: an edge id names one pair of ends), so an explicit id among these is refused.
+        self.retired_edge_ids: set[int] = set()
         self.lock = ReadWriteLock()
         self._txn: _Transaction | None = None
         self._indexes = Indexes()
@@ -156,6 +159,7 @@ class GraphStore:
         touched: dict[int, VertexData] = {}
         for edge in edges:
             self.edges.pop(edge.id, None)
+            self.retired_edge_ids.add(edge.id)
             touched[id(edge.start)] = edge.start
             touched[id(edge.end)] = edge.end
         for vertex in touched.values():
@@ -263,6 +267,8 @@ class GraphStore:
             edge_id = self.next_edge_id
         elif _check_id(edge_id, "edge id") in self.edges:
             raise ValueError(f"edge id {edge_id} already exists")
+        elif edge_id in self.retired_edge_ids:
+            raise ValueError(f"edge id {edge_id} belonged to a deleted edge: Memgraph never reuses one")
         edge_type = _check_name(edge_type, "an edge type")
         edge = EdgeData(edge_id, edge_type, start, end, _frozen_props(properties))
         self.edges[edge_id] = edge
@@ -568,6 +574,7 @@ class GraphStore:
             self._constraints.rebuild(other.vertices.values())
             self.vertices, self.edges = other.vertices, other.edges
             self.next_vertex_id, self.next_edge_id = other.next_vertex_id, other.next_edge_id
+            self.retired_edge_ids = set(other.retired_edge_ids)
             self.edge_generation += 1
             self._indexes.rebuild(self.vertices.values())
 
