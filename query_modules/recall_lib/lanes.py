@@ -453,10 +453,10 @@ def turn_candidates(
 
     With `instructions` > 0 (a request on the user's side, `question.Question.requests`) also its
     instructions pass: the user's `instructions` standing statements (`standing_turns`) nearest the
-    question. Why: an instruction or a preference stated once ("always
-    include a code example when I ask about async errors") governs later requests that name the task,
-    not the rule; among hundreds of messages about the same task the rule ranks low, among the user's
-    few standing statements it ranks first, and that rank is its vote.
+    question. Why: an instruction or a preference stated once ("always include a code example when I
+    ask about async errors") governs later requests that name the task, not the rule; among hundreds
+    of messages about the same task the rule ranks low, among the user's few standing statements it
+    ranks first, and that rank is its vote.
 
     Why the feedback pass: a question that gathers occasions ("how many kitchen items did I fix?")
     names the kind of thing, not the things; the occasions found first say what the others look like
@@ -478,9 +478,7 @@ def turn_candidates(
         rows = best_rows(vectors, moved, turn_ok, depth, None, scores)
         found["feedback"] = Candidates.of(vectors.owner[rows], scores[rows], vectors.passage[rows])
     if instructions > 0:
-        standing = np.zeros(len(turn_ok), dtype=bool)
-        standing[standing_turns(snapshot, turn_ok)] = True
-        rows = best_rows(vectors, query, standing, instructions, min_score, cosines)
+        rows = best_rows(vectors, query, standing_turns(snapshot, turn_ok), instructions, min_score, cosines)
         found["instructions"] = Candidates.of(vectors.owner[rows], cosines[rows], vectors.passage[rows])
     return found
 
@@ -491,11 +489,12 @@ STANDING_WORDS = ("always", "never", "whenever", "prefer", "prefers", "preferred
 
 
 def standing_turns(snapshot: UserSnapshot, turn_ok: np.ndarray) -> np.ndarray:
-    """The user's own turns that hold a `STANDING_WORDS` word and `turn_ok` admits, ascending: read
-    from the text index's postings, so it costs those turns, not the history."""
-    roles = snapshot.turn_facts.roles
-    held = snapshot.text_index.documents(STANDING_WORDS).tolist()
-    return np.array([t for t in held if roles[t] == USER_TURNS and turn_ok[t]], dtype=np.int64)
+    """A mask of the user's own turns that hold a `STANDING_WORDS` word and `turn_ok` admits: read from
+    the text index's postings, so it costs those turns, not the history."""
+    roles, standing = snapshot.turn_facts.roles, np.zeros(len(turn_ok), dtype=bool)
+    for turn in snapshot.text_index.documents(STANDING_WORDS).tolist():
+        standing[turn] = roles[turn] == USER_TURNS and turn_ok[turn]
+    return standing
 
 
 def feedback_query(query: np.ndarray, found: np.ndarray) -> np.ndarray:

@@ -73,15 +73,15 @@ class Question:
 def read_question(text: str, today: date | None = None) -> Question:
     """`text` read once (`today`: the day relative dates count from; none are read without it)."""
     scanned = text[:SCAN_CHARS].replace("\u2019", "'")
+    gathers = _GATHERS.search(scanned) is not None
     return Question(
         text=text,
         today=today,
         tokens=tuple(tokenize(text)),
         dates=_dates(scanned, today),
         side=_side(scanned),
-        gathers=_GATHERS.search(scanned) is not None,
-        requests=_REQUESTS.search(scanned) is not None and _RECOUNTS.search(scanned) is None
-        and _GATHERS.search(scanned) is None,
+        gathers=gathers,
+        requests=not gathers and _REQUESTS.search(scanned) is not None and _RECOUNTS.search(scanned) is None,
     )
 
 

@@ -135,8 +135,7 @@ class Verifier:
         same = (read.holder_id, read.type, read.source_id, read.fields, ends) == (
             holder, fact.type, fact.source_id, fields, (fact.head, fact.tail)
         )
-        both_user = fact.head_vertex_id == fact.tail_vertex_id == self.user.id  # `fact_ends` refuses it
-        return same and not both_user and self._source(fact.source_id)
+        return same and self._source(fact.source_id)
 
     def _source(self, action_id: str) -> bool:
         """Whether the user's Action holding `action_id` is still theirs and holds it as text (facts and
