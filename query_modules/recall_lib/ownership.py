@@ -758,14 +758,15 @@ class Upward:
     parents, their parents) still the user's, and which sessions does it stand for?"""
 
     def __init__(self, user: Any) -> None:
-        self.user = user
+        self.user_id = user.id
         self._sessions: dict[int, str | None | bool] = {}  # Session vertex id -> session_id, or False
         self._agents: dict[int, list[str | None] | None] = {}  # Agent vertex id -> its sessions' ids
+        self._actions: dict[int, list[str | None] | None] = {}  # Action vertex id -> `stands_for`
 
     def session(self, vertex: Any) -> str | None | bool:
         """The session_id of one of the user's Sessions (None when it has none); False when not theirs."""
         if vertex.id not in self._sessions:
-            mine = session_skip(vertex, self.user.id) is None
+            mine = session_skip(vertex, self.user_id) is None
             self._sessions[vertex.id] = id_text(vertex.properties.get(s.SESSION_ID)) if mine else False
         return self._sessions[vertex.id]
 
@@ -786,7 +787,14 @@ class Upward:
 
     def stands_for(self, vertex: Any) -> list[str | None] | None:
         """The session ids an Action stands for through its parents; None unless they are all the user's
-        (its label and action_id are the caller's to check)."""
+        (its label and action_id are the caller's to check). Walked once per Action per call: a shown
+        message is often the source of a shown fact."""
+        vertex_id = vertex.id
+        if vertex_id not in self._actions:
+            self._actions[vertex_id] = self._walk_up(vertex)
+        return self._actions[vertex_id]
+
+    def _walk_up(self, vertex: Any) -> list[str | None] | None:
         sessions: list[str | None] = []
         parents = [e.from_vertex for e in vertex.in_edges if e.type.name == s.HAS_ACTION]
         for parent in parents:
@@ -803,4 +811,4 @@ class Upward:
         return sessions or None
 
     def note(self, vertex: Any) -> bool:
-        return memory_skip(vertex, self.user.id) is None
+        return memory_skip(vertex, self.user_id) is None

@@ -27,6 +27,8 @@ from .turn_table import TurnTable, time_order_keys
 from .vector_rows import VectorCollector, VectorSet
 
 _DEFAULT_SPEAKERS = {"user_message": "user", "assistant_message": "assistant"}
+#: What a fact's head or tail reads as when that end is the User.
+USER_END = "user"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +43,7 @@ class Fact:
     edge_id: int
     head_vertex_id: int
     tail_vertex_id: int
-    head: str  # entity text, or "user"
+    head: str  # entity text, or USER_END
     type: str
     tail: str
     source_id: str
@@ -220,8 +222,8 @@ def fact_of(item: OwnedFact, malformed: Counter) -> Fact | None:
     edge = item.edge
     head_vertex, tail_vertex = item.ends
     text, valid_at, role, confidence = fact_fields(edge.properties, malformed)
-    head = "user" if item.head_is_user else entity_text(head_vertex.properties)
-    tail = "user" if item.tail_is_user else entity_text(tail_vertex.properties)
+    head = USER_END if item.head_is_user else entity_text(head_vertex.properties)
+    tail = USER_END if item.tail_is_user else entity_text(tail_vertex.properties)
     if text is None or head is None or tail is None:
         malformed["fact: no text (or an endpoint without text)"] += 1
         return None

@@ -59,7 +59,7 @@ from .ownership import (
     session_skip,
     text_id,
 )
-from .reading import entity_text, fact_fields, fact_of, note_of, relation_descriptions, turn_fields
+from .reading import USER_END, entity_text, fact_fields, fact_of, note_of, relation_descriptions, turn_fields
 from .rolling import Units
 from .snapshot import UserSnapshot
 from .structure import Structure
@@ -234,7 +234,7 @@ class ReadBack:
 
     def end_text(self, vertex_id: int, user_id: int) -> str | None:
         """What a fact end reads as ("user" for the User); KeyError when no unit read it in this call."""
-        return "user" if vertex_id == user_id else self.ends[vertex_id]
+        return USER_END if vertex_id == user_id else self.ends[vertex_id]
 
 
 @dataclass

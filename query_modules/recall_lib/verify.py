@@ -2,8 +2,8 @@
 
 Every item a lane hit (turn, note, entity, fact) is fetched again by id in the calling transaction,
 must still belong to this user by `ownership`'s rules (checked upward, `ownership.Upward`), and must
-read back exactly as cached through the same readers a build uses (`reading.turn_fields`, `fact_of`,
-`note_of`), so an edited text, time, speaker or path fails. Vectors are not compared: they only rank.
+read back exactly as cached through the same readers a build uses (`reading.turn_fields`,
+`fact_fields`, `entity_text`, `note_of`), so an edited text, time, speaker or path fails. Vectors are not compared: they only rank.
 The cost is O(items returned), never O(user's data). A failed item means the snapshot is stale: the
 pipeline builds the user again and reruns the lanes. An Action the rolling check read in this same call
 (`recheck.ReadBack`: its vertex, stored action_id and turn fields, read in the calling transaction) is
@@ -19,18 +19,8 @@ from typing import Any
 from . import schema as s
 from .kinds import ENTITY, FACT, NOTE, TURN
 from .lanes import LaneResults
-from .ownership import (
-    Attribution,
-    OwnedFact,
-    Upward,
-    attributes,
-    fact_ends,
-    has_label,
-    id_text,
-    mention_skip,
-    text_id,
-)
-from .reading import Fact, fact_of, note_of, turn_fields
+from .ownership import Attribution, Upward, attributes, has_label, id_text, labels_of, mention_skip, text_id
+from .reading import USER_END, Fact, entity_text, fact_fields, note_of, turn_fields
 from .recheck import FactRead, ReadBack
 from .snapshot import UserSnapshot
 
@@ -58,8 +48,11 @@ class Verifier:
         self.read_back = ReadBack() if read_back is None else read_back
         self.numeric, self.attribute = numeric, attribute
         self.upward = Upward(user)
+        self.user_id = user.id
         self._sources: dict[str, bool] = {}
         self._edges: dict[tuple[int, str], dict[int, Any]] = {}
+        self._vertices: dict[int, Any] = {}
+        self._ends: dict[int, str | None] = {}
 
     def failing(
         self, items: Iterable[tuple[str, int]], abort: Callable[[], None] = lambda: None
@@ -88,7 +81,7 @@ class Verifier:
                     return False
                 sessions = self.upward.stands_for(vertex)
                 return sessions is not None and turn.session_id in sessions
-            vertex = self.lookup(turn.vertex_id)
+            vertex = self._vertex(turn.vertex_id)
             sessions = None if vertex is None else self.upward.action(vertex, turn.action_id)
             if sessions is None or turn.session_id not in sessions:
                 return False
@@ -98,33 +91,58 @@ class Verifier:
             )
         if kind == NOTE:
             note = self.snapshot.notes[index]
-            vertex = self.lookup(note.vertex_id)
+            vertex = self._vertex(note.vertex_id)
             return vertex is not None and self.upward.note(vertex) and note_of(vertex, unread) == note
         if kind == FACT:
             fact = self.snapshot.facts[index]
             read = self.read_back.facts.get(fact.edge_id)
-            if read is not None:
-                try:
-                    ends = (self.read_back.end_text(fact.head_vertex_id, self.user.id),
-                            self.read_back.end_text(fact.tail_vertex_id, self.user.id))
-                except KeyError:  # an end no unit read in this call: read as a build does
-                    return self._fact_reads_as(fact, read.edge)
-                return self._fact_read_back(fact, read, ends)
-            return self._fact_reads_as(fact, self._fact_edge(fact.edge_id, fact.head_vertex_id,
-                                                             fact.tail_vertex_id))
+            if read is None:
+                return self._live_fact(fact)
+            try:
+                ends = (self.read_back.end_text(fact.head_vertex_id, self.user_id),
+                        self.read_back.end_text(fact.tail_vertex_id, self.user_id))
+            except KeyError:  # an end no unit read in this call: read as a build does
+                return self._fact_reads_as(fact, read.edge)
+            return self._fact_read_back(fact, read, ends)
         if kind == ENTITY:
             entity = self.snapshot.entities[index]
             return self._entity(entity.vertex_id, entity.text)
         raise ValueError(f"unknown item kind {kind!r}")
 
+    def _live_fact(self, fact: Fact) -> bool:
+        """Whether `fact` still reads as held, its edge found among its holder's edges: the tail's
+        in-edges unless the tail is the User (then the head's out-edges). An entity's mention edges all
+        leave it, so its in-edges are only facts (100k synthetic user: 491 edges handed out per warm
+        call against 901 through the head)."""
+        holder_is_head = fact.tail_vertex_id == self.user_id
+        holder_id = fact.head_vertex_id if holder_is_head else fact.tail_vertex_id
+        edge = self._edges_of(holder_id, "out_edges" if holder_is_head else "in_edges").get(fact.edge_id)
+        return edge is not None and self._fact_reads_as(fact, edge)
+
     def _fact_reads_as(self, fact: Fact, edge: Any) -> bool:
-        """Whether a live fact edge (None: gone) reads as `fact` through the build's own readers."""
-        if edge is None or text_id(edge.properties.get(s.SOURCE_ID)) != fact.source_id:
+        """Whether a live fact edge, found by id among its holder's edges, reads as `fact` through the
+        build's readers (`fact_fields`, `entity_text`, the structural-label rule of `fact_ends`). Neither
+        its ends nor its type are read: Memgraph changes neither of an edge and reuses no edge id. Each
+        end is read once per call (the facts shown often share an entity)."""
+        props = edge.properties
+        if text_id(props.get(s.SOURCE_ID)) != fact.source_id or fact_fields(props, Counter()) != (
+            fact.text, fact.valid_at, fact.role, fact.confidence
+        ):
             return False
-        if not self._source(fact.source_id):
-            return False
-        ends = fact_ends(edge, self.user.id)
-        return ends is not None and fact_of(OwnedFact(edge, fact.source_id, *ends), Counter()) == fact
+        ends = (self._end_text(fact.head_vertex_id), self._end_text(fact.tail_vertex_id))
+        return ends == (fact.head, fact.tail) and self._source(fact.source_id)
+
+    def _end_text(self, vertex_id: int) -> str | None:
+        """A fact end's text as `fact_of` reads it (`USER_END` for the User); None when it is gone,
+        carries a structural label (`fact_ends`'s rule) or has no text."""
+        if vertex_id not in self._ends:
+            if vertex_id == self.user_id:
+                self._ends[vertex_id] = USER_END
+            else:
+                vertex = self._vertex(vertex_id)
+                gone = vertex is None or labels_of(vertex) & s.STRUCTURAL_LABELS
+                self._ends[vertex_id] = None if gone else entity_text(vertex.properties)
+        return self._ends[vertex_id]
 
     def _fact_read_back(self, fact: Fact, read: FactRead, ends: tuple[str | None, str | None]) -> bool:
         """`_fact_reads_as` from what this call's units read: the edge, found among its holder's edges on
@@ -150,7 +168,7 @@ class Verifier:
                     self.upward.stands_for(vertex) is not None
                 )
                 return self._sources[action_id]
-            vertex = None if vertex_id is None else self.lookup(vertex_id)
+            vertex = None if vertex_id is None else self._vertex(vertex_id)
             self._sources[action_id] = (  # `Upward.action` with the action_id read once, as text
                 vertex is not None
                 and text_id(vertex.properties.get(s.ACTION_ID)) == action_id
@@ -159,30 +177,24 @@ class Verifier:
             )
         return self._sources[action_id]
 
-    def _fact_edge(self, edge_id: int, head_id: int, tail_id: int) -> Any:
-        """The live fact edge between the same ends, found among the tail's in-edges unless the tail is
-        the User (then the head's out-edges): an entity's mention edges all leave it, so its in-edges
-        are only facts (100k synthetic user: 491 edges handed out per warm call against 901 through
-        the head); None when gone, moved or now structural."""
-        holder_id, side = (tail_id, "in_edges") if tail_id != self.user.id else (head_id, "out_edges")
-        edge = self._edges_of(holder_id, side).get(edge_id)
-        if edge is None:
-            return None
-        moved = (edge.from_vertex.id, edge.to_vertex.id) != (head_id, tail_id)
-        return None if moved or edge.type.name in s.STRUCTURAL_TYPES else edge
+    def _vertex(self, vertex_id: int) -> Any:
+        """The vertex by id, handed out once per call (a shown message is often a shown fact's source)."""
+        if vertex_id not in self._vertices:
+            self._vertices[vertex_id] = self.lookup(vertex_id)
+        return self._vertices[vertex_id]
 
     def _edges_of(self, holder_id: int, side: str) -> dict[int, Any]:
         """A vertex's edges on one side by id, read once per call: the facts shown often share an
         entity, and the API has no edge lookup by id (one call reads one transaction's graph)."""
         key = (holder_id, side)
         if key not in self._edges:
-            holder = self.lookup(holder_id)
+            holder = self._vertex(holder_id)
             self._edges[key] = {} if holder is None else {edge.id: edge for edge in getattr(holder, side)}
         return self._edges[key]
 
     def _entity(self, vertex_id: int, text: str) -> bool:
         """Still an entity with this text, mentioned with one of the user's (still owned) action ids."""
-        vertex = self.lookup(vertex_id)
+        vertex = self._vertex(vertex_id)
         if vertex is None or vertex.properties.get(s.TEXT) != text:
             return False
         for edge in vertex.out_edges:

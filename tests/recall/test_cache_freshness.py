@@ -147,6 +147,19 @@ def test_an_edited_message_and_fact_never_surface_in_their_old_form(rt):
     assert any("sold the blue kayak" in row for row in rows)
 
 
+def test_a_facts_end_renamed_or_given_a_structural_label_never_surfaces_in_its_old_form(rt):
+    """A fact shows its ends' texts: verification reads each end again (its text and labels), not only
+    the edge, on the very next call."""
+    ask(rt, "ana")
+    kayak = vertex_of(rt, "Entity", "text", "blue kayak")
+    rt.store.set_vertex_property(kayak, "text", "red canoe")
+    rows = ask(rt, "ana", "blue kayak owned")
+    assert not any("blue kayak -[" in row for row in rows)
+    assert any("red canoe -[OWNED_BY" in row for row in rows)
+    rt.store.add_label(rt.store.vertices[kayak], "Session")  # now structural: no fact's end
+    assert not any("-[OWNED_BY" in row for row in ask(rt, "ana", "blue kayak owned"))
+
+
 def test_a_session_taken_over_by_another_user_stops_surfacing(rt):
     """Another user's HAD_SESSION into ana's session (not visible to the change check) makes it no one's."""
     ask(rt, "ana")
