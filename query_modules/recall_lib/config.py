@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+import numpy as np
+
 from .limits import DEFAULT_CEILINGS, WIDTH_KEYS, Ceilings
 from .ranking import RankingWeights
 from .timeparse import parse_bound_arg
@@ -269,8 +271,15 @@ def _vector(key: str, value: object) -> tuple[float, ...]:
         raise _fail(key, expected, value)
     if len(value) > MAX_VECTOR_LENGTH:
         raise ValueError(f"config[{key!r}] must have at most {MAX_VECTOR_LENGTH} numbers, got {len(value)}")
+    if set(map(type, value)) <= {float, int}:  # the usual vector, checked at numpy's pace
+        try:
+            numbers = np.asarray(value, dtype=np.float64)
+        except OverflowError:  # an int beyond any float: named below
+            numbers = None
+        if numbers is not None and bool(np.all(np.abs(numbers) <= FLOAT32_MAX)):  # NaN fails too
+            return tuple(numbers.tolist())
     for position, item in enumerate(value):
-        if not _is_number(item) or not math.isfinite(item) or abs(item) > FLOAT32_MAX:
+        if not _is_number(item) or abs(item) > FLOAT32_MAX or not math.isfinite(item):
             raise ValueError(f"config[{key!r}] must be {expected}, got {item!r} at position {position}")
     return tuple(float(item) for item in value)
 

@@ -3,13 +3,13 @@
 Every item a lane hit (turn, note, entity, fact) is fetched again by id in the calling transaction,
 must still belong to this user by `ownership`'s rules (checked upward, `ownership.Upward`), and must
 read back exactly as cached through the same readers a build uses (`reading.turn_fields`,
-`fact_fields`, `entity_text`, `note_of`), so an edited text, time, speaker or path fails. Vectors are not compared: they only rank.
-The cost is O(items returned), never O(user's data). A failed item means the snapshot is stale: the
-pipeline builds the user again and reruns the lanes. An Action the rolling check read in this same call
-(`recheck.ReadBack`: its vertex, stored action_id and turn fields, read in the calling transaction) is
-not read again: only its parents are walked up; a fact whose edge a FACTS unit read, and whose ends a
-FACTS or END unit read, is compared with what they read (`ReadBack`): no edge, end or field again.
-"""
+`fact_fields`, `entity_text`, `note_of`), so an edited text, time, speaker or path fails. Vectors are
+not compared: they only rank. The cost is O(items returned), never O(user's data). A failed item means
+the snapshot is stale: the pipeline builds the user again and reruns the lanes. An Action the rolling
+check read in this same call (`recheck.ReadBack`: its vertex, stored action_id and turn fields, read in
+the calling transaction) is not read again: only its parents are walked up; a fact whose edge a FACTS
+unit read, and whose ends a FACTS or END unit read, is compared with what they read (`ReadBack`): no
+edge, end or field again."""
 
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Mapping

@@ -127,6 +127,18 @@ def test_query_vectors_beyond_float32_and_oversized_lists_are_refused_by_name():
         parse_config({"query_instruction": "x" * 1001}, "render")
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1e39, 10**400, True, "0.5", None])
+def test_a_query_vector_names_the_first_number_it_cannot_take_and_where(bad):
+    vector = [0.25] * 384
+    vector[7] = bad
+    with pytest.raises(ValueError, match=r"config\['query_vector'\] must be .* at position 7"):
+        parse_config({"query_vector": vector}, "render")
+
+
+def test_a_query_vector_of_ints_and_floats_is_taken_as_floats():
+    assert parse_config({"query_vector": [1, 0.5, -2]}, "render").query_vector == (1.0, 0.5, -2.0)
+
+
 def test_lanes_accept_lists_and_tuples_and_name_unknown_lanes():
     assert parse_config({"lanes": ["turns"]}, "render").lanes == ("turns",)
     assert parse_config({"lanes": ("text", "facts", "text")}, "lanes").lanes == ("text", "facts")
