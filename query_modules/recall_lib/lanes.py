@@ -168,7 +168,8 @@ class Candidates:
 
 
 #: The lanes whose hits are turns; each votes in the fused ranking (`ranking.rank_turns`), as do the
-#: turns lane's feedback and instructions passes (`turn_candidates`), which have no hits of their own.
+#: turns lane's feedback and instructions passes (`turn_candidates`) and the text lane's facets pass
+#: (`facet_candidates`), which have no hits of their own.
 TURN_LANES = ("text", "fact_turns", "turns")
 #: The turn lanes ranked by cosine: a turn at cosine <= 0 was not found by them.
 VECTOR_TURN_LANES = ("turns", "feedback", "instructions")
@@ -209,6 +210,8 @@ def run_lanes(
         hits["memories"] = memories_lane(snapshot, query if vectors_on else None, terms, settings, matched)
     if "text" in wanted and settings.text_k:
         candidates["text"] = text_candidates(snapshot, terms, turn_ok, depth)
+        if question.facets and settings.facet_turns:
+            candidates["facets"] = facet_candidates(snapshot, question.facets, turn_ok, settings.facet_turns)
     fact_pool = RankedFacts.of((), ())
     if vectors_on:
         if "turns" in wanted and settings.turns_k:
@@ -512,6 +515,31 @@ def text_candidates(
     if depth <= 0 or not terms or not turn_ok.any():
         return Candidates.of((), ())
     return Candidates.of(*snapshot.text_index.search(list(terms), depth, allowed=turn_ok))
+
+
+def facet_candidates(
+    snapshot: UserSnapshot, facets: Sequence[Sequence[str]], turn_ok: np.ndarray, per_facet: int
+) -> Candidates:
+    """The facets pass of the text lane: for a question that lists several things
+    (`question.Question.facets`), the `per_facet` best messages by BM25 of each item's own words, taken
+    in turn (every item's best, then every item's second), each turn once.
+
+    Why: "given my JWT expiry handling, the Socket.io verification and the clock skew fix, how should
+    I ..." names three messages; the whole question's words and vector find the one its clauses share
+    most, and the others rank behind that message's neighbours. Each item searched alone ranks its own
+    message first, and that rank is its vote. By words, not vectors: the caller may give only the
+    question's vector, and an item is mostly a name."""
+    index, found = snapshot.text_index, []
+    for facet in facets:
+        terms = query_terms(facet, index)
+        turns, scores = index.search(terms, per_facet, allowed=turn_ok) if terms else ((), ())
+        found.append(list(zip(turns, scores, strict=True)))
+    chosen: dict[int, float] = {}
+    for depth in range(per_facet):
+        for hits in found:
+            if depth < len(hits):
+                chosen.setdefault(int(hits[depth][0]), float(hits[depth][1]))
+    return Candidates.of(list(chosen), list(chosen.values()))
 
 
 def entities_lane(snapshot: UserSnapshot, query: np.ndarray, settings: RecallConfig) -> tuple[Hit, ...]:

@@ -24,6 +24,11 @@ What is read (the module's regular expressions, each with the reason it exists):
   "what would you suggest", "any tips"), not to recount what was said ("give me a summary of", "walk
   me through", "remind me") nor to gather occasions: a standing instruction or preference the user
   gave governs such a request (`lanes.turn_candidates`' instructions pass), not a recollection.
+- **facets**: the tokens of each item of a list the question names ("given my JWT expiry handling,
+  the Socket.io verification, and the clock skew fix, how ..."): clauses split at commas, semicolons
+  and "and", read only when a comma or semicolon is among the breaks and at least `MIN_FACETS` clauses
+  hold two tokens or more. Each names a different message,
+  and a whole question's words or vector find the one its clauses share most (`lanes.facet_candidates`).
 
 Only `re` and `datetime` (the module may import nothing outside the standard library and numpy).
 """
@@ -52,6 +57,7 @@ class Question:
     side: str | None
     gathers: bool
     requests: bool = False
+    facets: tuple[tuple[str, ...], ...] = ()
 
     @property
     def windows(self) -> tuple[DayWindow, ...]:
@@ -67,6 +73,8 @@ class Question:
             parts.append("gathers several occasions")
         if self.requests:
             parts.append("asks for help")
+        if self.facets:
+            parts.append(f"names {len(self.facets)} things: " + " | ".join(" ".join(f) for f in self.facets))
         return parts
 
 
@@ -82,7 +90,26 @@ def read_question(text: str, today: date | None = None) -> Question:
         side=_side(scanned),
         gathers=gathers,
         requests=not gathers and _REQUESTS.search(scanned) is not None and _RECOUNTS.search(scanned) is None,
+        facets=_facets(scanned),
     )
+
+
+# -- facets ----------------------------------------------------------------------------------------
+#: Fewer clauses than this are a sentence, not a list of things (one comma sets off a clause).
+MIN_FACETS = 3
+#: Where a list's items part: a comma or semicolon (with a list's closing "and" / "or"), or "and"
+#: between two items.
+_ITEM_BREAK = re.compile(r"\s*[,;]\s*(?:(?:and|or)\s+)?|\s+and\s+", re.IGNORECASE)
+
+
+def _facets(text: str) -> tuple[tuple[str, ...], ...]:
+    """The tokens of each clause of a list of at least `MIN_FACETS` (see the module docstring); a
+    clause of one token is a word, not an item, and is left out."""
+    if "," not in text and ";" not in text:
+        return ()
+    clauses = [tuple(tokenize(part)) for part in _ITEM_BREAK.split(text)]
+    kept = tuple(tokens for tokens in clauses if len(tokens) >= 2)
+    return kept if len(kept) >= MIN_FACETS else ()
 
 
 # -- side ------------------------------------------------------------------------------------------

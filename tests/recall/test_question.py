@@ -231,3 +231,24 @@ def test_at_run_time_only_the_reader_applies_a_pattern_to_the_question(monkeypat
 )
 def test_a_request_for_help_is_told_from_a_question_about_the_past(question, requests):
     assert read_question(question).requests is requests
+
+
+@pytest.mark.parametrize(
+    ("question", "facets"),
+    [
+        (
+            "Given my JWT expiry, the Socket.io verification, and clock skew handling, how should I proceed?",
+            [("given", "my", "jwt", "expiry"), ("the", "socket", "io", "verification"),
+             ("clock", "skew", "handling"), ("how", "should", "i", "proceed")],
+        ),
+        ("Compare the Dell XPS 13, MacBook Air M2 and Lenovo ThinkPad X1 Carbon.",
+         [("compare", "the", "dell", "xps", "13"), ("macbook", "air", "m2"),
+          ("lenovo", "thinkpad", "x1", "carbon")]),
+        ("Given my JWT expiry handling, how should I proceed?", []),  # a clause set off: a sentence
+        ("How do I fix my JWT expiry and the Socket.io verification and clock skew?", []),  # no comma
+        ("What did I cook on Monday, Tuesday, and Friday?", []),  # items of one word: no facets
+        ("What did Melanie paint recently?", []),
+    ],
+)
+def test_a_question_listing_things_is_read_as_its_items(question, facets):
+    assert list(read_question(question).facets) == facets

@@ -349,3 +349,41 @@ def test_a_request_on_the_users_side_shows_their_standing_instruction_not_an_ass
     rt = runtime(coding_chat().elements())
     _, recalled = render(rt, "ada", question, "2024-06-20", query_vector=axis(1), turns_budget=3, **config)
     assert sorted(t["action_id"] for t in recalled["turns"]) == shown
+
+
+def security_chat() -> MemoryGraph:
+    """Three messages a question lists (JWT expiry, Socket.io verification, clock skew), each in its own
+    words, after three checklists that name all three things at once: the whole question's words rank
+    the checklists first."""
+    g = MemoryGraph()
+    g.recall_meta()
+    session = g.session(g.user("ada"), "ada-s")
+    said = [
+        ("d1", "Notes on the JWT token, Socket.io and clock settings for the app."),
+        ("d2", "JWT token, Socket.io reconnects and clock drift: all in the app checklist."),
+        ("d3", "The app checklist: token expiry, socket timeouts, clock sync."),
+        ("jwt", "The JWT token expiry logs me out after an hour."),
+        ("socket", "Socket.io verification fails when the client reconnects."),
+        ("skew", "Clock skew between the two servers rejects fresh logins."),
+    ]
+    for minute, (key, text) in enumerate(said):
+        g.message(session, key, text, f"2024-06-0{minute + 1}T10:00:00Z")
+    return g
+
+
+@pytest.mark.parametrize(
+    ("question", "config", "has"),
+    [
+        ("Given my JWT token expiry, the Socket.io verification, and the clock skew, how do I fix these?",
+         {}, True),
+        ("Given my JWT token expiry, the Socket.io verification, and the clock skew, how do I fix these?",
+         {"facet_turns": 0}, False),
+        ("How do I fix my JWT token expiry with the Socket.io verification under clock skew?",
+         {}, False),  # no list
+    ],
+)
+def test_a_question_listing_things_shows_the_message_of_each_not_the_words_they_share(question, config, has):
+    rt = runtime(security_chat().elements())
+    _, recalled = render(rt, "ada", question, "2024-06-20", turns_budget=4, **config)
+    shown = {t["action_id"] for t in recalled["turns"]}
+    assert ({"jwt", "socket", "skew"} <= shown) is has, shown
