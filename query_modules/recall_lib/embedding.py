@@ -19,7 +19,7 @@ import numpy as np
 from . import schema as s
 from .kinds import ENTITY, FACT, KINDS, NOTE, PUBLIC_NAMES, TURN
 from .ownership import OwnedGraph, collect_owned, labels_of
-from .reading import fact_embedding_text, passages_of, relation_descriptions, utc_time
+from .reading import USER_END, fact_embedding_text, passages_of, relation_descriptions, utc_time
 from .vectors import CURRENT, classify
 
 _VECTOR_KEY = {TURN: s.PASSAGE_EMBEDDINGS, NOTE: s.PASSAGE_EMBEDDINGS, ENTITY: s.EMBEDDING, FACT: s.EMBEDDING}
@@ -89,8 +89,8 @@ def _memory_unit(vertex: Any, malformed: Counter) -> Unit | None:
 
 def _fact_unit(edge: Any, head_is_user: bool, tail_is_user: bool, malformed: Counter) -> Unit | None:
     text = _text(edge.properties.get(s.TEXT))
-    head = "user" if head_is_user else _text(edge.from_vertex.properties.get(s.TEXT))
-    tail = "user" if tail_is_user else _text(edge.to_vertex.properties.get(s.TEXT))
+    head = USER_END if head_is_user else _text(edge.from_vertex.properties.get(s.TEXT))
+    tail = USER_END if tail_is_user else _text(edge.to_vertex.properties.get(s.TEXT))
     if text is None or head is None or tail is None:
         malformed["fact: no text (or an endpoint without text)"] += 1
         return None

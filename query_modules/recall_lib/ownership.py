@@ -765,19 +765,21 @@ class Upward:
 
     def session(self, vertex: Any) -> str | None | bool:
         """The session_id of one of the user's Sessions (None when it has none); False when not theirs."""
-        if vertex.id not in self._sessions:
+        vertex_id = vertex.id  # each read of an id is a procedure-API call
+        if vertex_id not in self._sessions:
             mine = session_skip(vertex, self.user_id) is None
-            self._sessions[vertex.id] = id_text(vertex.properties.get(s.SESSION_ID)) if mine else False
-        return self._sessions[vertex.id]
+            self._sessions[vertex_id] = id_text(vertex.properties.get(s.SESSION_ID)) if mine else False
+        return self._sessions[vertex_id]
 
     def agent(self, vertex: Any) -> list[str | None] | None:
         """The session ids of the user's Sessions linking this Agent; None when it is not the user's."""
-        if vertex.id not in self._agents:
+        vertex_id = vertex.id
+        if vertex_id not in self._agents:
             parents = [e.from_vertex for e in vertex.in_edges if e.type.name == s.HAS_AGENT]
             ids = [self.session(p) for p in parents]
             mine = has_label(vertex, s.AGENT) and bool(parents) and all(i is not False for i in ids)
-            self._agents[vertex.id] = ids if mine else None
-        return self._agents[vertex.id]
+            self._agents[vertex_id] = ids if mine else None
+        return self._agents[vertex_id]
 
     def action(self, vertex: Any, action_id: str) -> list[str | None] | None:
         """The session ids the user's Action stands for; None unless it is still theirs with this id."""

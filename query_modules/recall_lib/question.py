@@ -27,8 +27,8 @@ What is read (the module's regular expressions, each with the reason it exists):
 - **facets**: the tokens of each item of a list the question names ("given my JWT expiry handling,
   the Socket.io verification, and the clock skew fix, how ..."): clauses split at commas, semicolons
   and "and", read only when a comma or semicolon is among the breaks and at least `MIN_FACETS` clauses
-  hold two tokens or more. Each names a different message,
-  and a whole question's words or vector find the one its clauses share most (`lanes.facet_candidates`).
+  hold two tokens or more. Each names a different message, and a whole question's words or vector
+  find the one its clauses share most (`lanes.facet_candidates`).
 
 Only `re` and `datetime` (the module may import nothing outside the standard library and numpy).
 """
@@ -95,7 +95,7 @@ def read_question(text: str, today: date | None = None) -> Question:
 
 
 # -- facets ----------------------------------------------------------------------------------------
-#: Fewer clauses than this are a sentence, not a list of things (one comma sets off a clause).
+#: Fewer clauses of two tokens or more than this are a sentence, not a list of things.
 MIN_FACETS = 3
 #: Where a list's items part: a comma or semicolon (with a list's closing "and" / "or"), or "and"
 #: between two items.
