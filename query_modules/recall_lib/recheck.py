@@ -267,7 +267,14 @@ class Recheck:
         self.read_back = read_back
         self.user_id = snapshot.user_vertex_id
         self._unread: Counter = Counter()  # malformed counts of the re-reads: a build counts those
-        self._read = {
+
+    def run(self, units: Units, abort: Callable[[], None]) -> Findings:
+        """Read every unit of `units`; what changed."""
+        found = Findings()
+        # Each kind's reader, made per run: kept on `self`, its bound methods would make a reference
+        # cycle that only the cyclic collector frees, holding the entry's snapshot and the call's mgp
+        # objects past the call (a replaced snapshot of a 100k-message user is hundreds of MB).
+        read = {
             Kind.ACTION: self.action,
             Kind.TURNED_AWAY: self.turned_away,
             Kind.HOLDER: self.holder,
@@ -278,15 +285,11 @@ class Recheck:
             Kind.NOTE: self.note,
             Kind.ONTOLOGY: self.ontology,
         }
-
-    def run(self, units: Units, abort: Callable[[], None]) -> Findings:
-        """Read every unit of `units`; what changed."""
-        found = Findings()
         columns = (units.kinds.tolist(), units.ids.tolist(), units.refs.tolist(), units.counts.tolist())
         for number, (kind, vertex_id, ref, count) in enumerate(zip(*columns, strict=True)):
             if number % 512 == 0:
                 abort()
-            changed = self._read[kind](vertex_id, ref, count)
+            changed = read[kind](vertex_id, ref, count)
             if changed:
                 found.changed |= changed
                 if kind == Kind.ACTION:

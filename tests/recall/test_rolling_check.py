@@ -7,7 +7,9 @@ made where no row shows it before the maximum age (a shown row would fail verifi
 user afresh, which is another promise), so only the rolling check can make it seen.
 """
 
+import gc
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -511,3 +513,55 @@ def test_a_renewing_calls_verification_compares_a_fact_with_what_its_units_read(
                                             query_vector=list(axis(5)))
     assert outcomes == {"as_read": True, "tail_unread": True, "text": False, "confidence": False,
                         "type": False, "source": False, "holder": False, "side": False, "tail_text": False}
+
+
+# -- what a call leaves behind ------------------------------------------------------------------------
+def _a_session_to_forget(rt) -> tuple[int, int]:
+    """x's second session and its message, written after the build (vertex ids), for deleting later."""
+    store = rt.store
+    session = store.add_vertex(["Session"], {"session_id": "x-s2"})
+    store.add_edge(vertex(rt, "User", "user_id", "x"), session, "HAD_SESSION")
+    message = store.add_vertex(["Action"], {"action_id": "x-5", "action_type": "user_message",
+                                            "text": "x rowed across the bay", "timestamp": TS, **VEC})
+    store.add_edge(session, message, "HAS_ACTION")
+    return session, message
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_no_call_leaves_a_reference_cycle_holding_an_entry_or_the_calls_graph_objects(form):
+    """Whatever a call did (a warm call, a share of the rolling check, a renewal, new turns, a fact read
+    again, a shown row that fails verification, a build after a deletion), what it made is freed by
+    reference counting when it returns. Why: a cycle is freed only by the cyclic collector, which
+    reaches old objects rarely; meanwhile it holds the call's mgp objects past their call and the
+    snapshot it referred to (a replaced snapshot of a 100k-message user is hundreds of MB). Recheck
+    kept its readers as bound methods on itself."""
+    rt, cache, now = started(form)
+    session, message = _a_session_to_forget(rt)
+    steps = [
+        lambda: None,  # the session just written: new turns
+        lambda: now.__setitem__(0, now[0] + MAX_AGE / 3),  # a share of the units due
+        lambda: (edit_zebra_same_length(rt), now.__setitem__(0, now[0] + MAX_AGE)),  # a turn renewed
+        lambda: (extract_a_fact_later(rt), now.__setitem__(0, now[0] + MAX_AGE)),  # facts read again
+        lambda: rt.store.set_vertex_property(  # a shown row fails verification
+            vertex(rt, "Action", "action_id", "x-1"), "text", "x keeps a diary at the port"),
+        lambda: (rt.store.delete_vertex(message, detach=True),  # forgotten: a build
+                 rt.store.delete_vertex(session, detach=True)),
+    ]
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector finds unreachable is kept in gc.garbage
+    try:
+        for step in steps:
+            step()
+            shown(rt, form, "x", "diary okapi lighthouse")
+        gc.collect()
+        left = Counter(type(o).__module__ + "." + type(o).__qualname__ for o in gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if enabled:
+            gc.enable()
+    assert not left, left
+    happened = {name for name, count in cache.counts.items() if count}
+    assert {"refreshes", "renewals", "builds", "verify_failures"} <= happened
