@@ -13,6 +13,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from cache_kit import add_message, add_session
 from memgraph_recall.datasets.memory_graph import MemoryGraph
 from memgraph_recall.embedded.prelude import fast_shape
 from recall_kit import MODEL, axis, rows_of, runtime
@@ -516,17 +517,6 @@ def test_a_renewing_calls_verification_compares_a_fact_with_what_its_units_read(
 
 
 # -- what a call leaves behind ------------------------------------------------------------------------
-def _a_session_to_forget(rt) -> tuple[int, int]:
-    """x's second session and its message, written after the build (vertex ids), for deleting later."""
-    store = rt.store
-    session = store.add_vertex(["Session"], {"session_id": "x-s2"})
-    store.add_edge(vertex(rt, "User", "user_id", "x"), session, "HAD_SESSION")
-    message = store.add_vertex(["Action"], {"action_id": "x-5", "action_type": "user_message",
-                                            "text": "x rowed across the bay", "timestamp": TS, **VEC})
-    store.add_edge(session, message, "HAS_ACTION")
-    return session, message
-
-
 @pytest.mark.parametrize("form", FORMS)
 def test_no_call_leaves_a_reference_cycle_holding_an_entry_or_the_calls_graph_objects(form):
     """Whatever a call did (a warm call, a share of the rolling check, a renewal, new turns, a fact read
@@ -536,7 +526,8 @@ def test_no_call_leaves_a_reference_cycle_holding_an_entry_or_the_calls_graph_ob
     snapshot it referred to (a replaced snapshot of a 100k-message user is hundreds of MB). Recheck
     kept its readers as bound methods on itself."""
     rt, cache, now = started(form)
-    session, message = _a_session_to_forget(rt)
+    session = add_session(rt, "x", "x-s2")  # written after the build, deleted last
+    message = add_message(rt, session, "x-5", "x rowed across the bay", TS)
     steps = [
         lambda: None,  # the session just written: new turns
         lambda: now.__setitem__(0, now[0] + MAX_AGE / 3),  # a share of the units due
