@@ -67,13 +67,14 @@ def side_by_side(this: Path, baseline: Path):
     return first, second
 
 
-def one_case(users: int, form: str, calls: int, baseline: Path, configs: dict[str, dict], seed: int) -> dict:
-    """Both versions over one graph of `users` x 500 messages: the mixed plan, each call by both."""
+def one_case(users: int, form: str, calls: int, baseline: Path, configs: dict[str, dict], seed: int,
+             messages: int = 500) -> dict:
+    """Both versions over one graph of `users` x `messages`: the mixed plan, each call by both."""
     from memgraph_recall.client import setup_store
     from memgraph_recall.datasets.synthetic import SyntheticSpec, build, questions
 
     model = configure_model()
-    data = build(SyntheticSpec(messages=500, seed=seed, other_users=users - 1, others_factor=users - 1))
+    data = build(SyntheticSpec(messages=messages, seed=seed, other_users=users - 1, others_factor=users - 1))
     latest = max(datetime.fromisoformat(e["properties"]["timestamp"]) for e in data.elements
                  if e["type"] == "node" and "Action" in e["labels"])
     with environment(RECALL_CACHE_MAX_AGE=repr(MAX_AGE)):
@@ -109,7 +110,7 @@ def one_case(users: int, form: str, calls: int, baseline: Path, configs: dict[st
             bench.call(user_id)
             cpu[version][kind].append(1000 * (time.thread_time() - start_cpu))
             wall[version].append(1000 * (time.perf_counter() - start_wall))
-    return {"users": users, "form": form, "calls": calls, "cpu": cpu, "wall": wall}
+    return {"users": users, "messages": messages, "form": form, "calls": calls, "cpu": cpu, "wall": wall}
 
 
 def figures(values: list[float]) -> dict[str, float]:
@@ -141,7 +142,8 @@ def report(folder: Path, info: dict, cases: list[dict], args: argparse.Namespace
         "# Mixed workload, in-process A/B", "",
         "Embedded runtime; both versions' query modules over one store in one process, each planned call "
         "made by both (order alternated); CPU of the calling thread per call (see the script's docstring). "
-        f"{args.calls} calls per case, `RECALL_CACHE_MAX_AGE` = {MAX_AGE} s, 500 synthetic messages a user.",
+        f"{args.calls} calls per case, `RECALL_CACHE_MAX_AGE` = {MAX_AGE} s, {args.messages} synthetic "
+        "messages a user.",
         "", *provenance_lines(info), f"- This checkout's modules: {info['this']['modules_commit']}, config "
         f"`{json.dumps(args.config)}`", f"- Baseline modules: {info['baseline']['modules']} at "
         f"{info['baseline']['modules_commit']}, config `{json.dumps(args.baseline_config)}`",
@@ -160,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", default="40,400", help="users per graph, comma-separated (default 40,400)")
     parser.add_argument("--forms", default=",".join(FORMS), help=f"call forms (default {','.join(FORMS)})")
     parser.add_argument("--calls", type=int, default=400, help="planned calls per case (default 400)")
+    parser.add_argument("--messages", type=int, default=500, help="messages per user (default 500)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--config", type=json.loads, default={}, help="render keys for this checkout's calls")
     parser.add_argument("--baseline-config", type=json.loads, default=None,
@@ -178,12 +181,13 @@ def main(argv: list[str] | None = None) -> int:
         sizes = [int(u) for u in args.users.split(",")]
     except ValueError:
         raise SystemExit(f"--users: expected comma-separated integers, got {args.users!r}") from None
-    if min(sizes) < 2 or args.calls < 20:
-        raise SystemExit("--users: at least 2 users; --calls: at least 20")
+    if min(sizes) < 2 or args.calls < 20 or args.messages < 10:
+        raise SystemExit("--users: at least 2 users; --calls: at least 20; --messages: at least 10")
     configs = {"this": args.config, "baseline": args.baseline_config}
     if args.one:
         users, form = args.one.split(":")
-        print(json.dumps(one_case(int(users), form, args.calls, args.baseline, configs, args.seed)))
+        case = one_case(int(users), form, args.calls, args.baseline, configs, args.seed, args.messages)
+        print(json.dumps(case))
         return 0
     cases, load_before = [], load_average()
     for users in sizes:

@@ -1,0 +1,46 @@
+"""The in-process A/B of the mixed workload at tiny sizes: both versions time every planned call, the
+report has a row per version and their ratios, and bad arguments are refused before any work."""
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import bench_tenants_ab  # noqa: E402
+
+
+def test_both_versions_time_every_planned_call(tmp_path):
+    baseline = tmp_path / "other" / "query_modules"  # a second tree, as another checkout's
+    shutil.copytree(ROOT / "query_modules", baseline, ignore=shutil.ignore_patterns("__pycache__"))
+    results = tmp_path / "results"
+    bench_tenants_ab.main(["--baseline", str(baseline), "--users", "3", "--calls", "20", "--messages", "20",
+                           "--results", str(results)])
+    runs = [json.loads(line)["case"] for line in (results / "runs.jsonl").read_text().splitlines()]
+    assert [(r["users"], r["form"]) for r in runs] == [(3, "string"), (3, "fast")]
+    for run in runs:
+        counts = {v: sum(len(run["cpu"][v][k]) for k in bench_tenants_ab.KINDS)
+                  for v in bench_tenants_ab.VERSIONS}
+        assert counts == {"this": 20, "baseline": 20}
+        assert run["cpu"]["this"]["write"] and run["cpu"]["this"]["call"]
+        assert all(x > 0 for v in bench_tenants_ab.VERSIONS for x in run["wall"][v])
+    report = (results / "README.md").read_text()
+    for form in ("string", "fast"):
+        assert f"| {form} | 3 | this |" in report and f"| {form} | 3 | baseline |" in report
+        assert f"| {form} | 3 | ratio |" in report
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--baseline", "nowhere"], "--baseline"),
+    (["--baseline", str(ROOT / "query_modules"), "--forms", "bolt"], "--forms"),
+    (["--baseline", str(ROOT / "query_modules"), "--users", "4k"], "--users"),
+    (["--baseline", str(ROOT / "query_modules"), "--calls", "3"], "--calls"),
+])
+def test_bad_arguments_are_refused_naming_them(args, named, tmp_path):
+    with pytest.raises(SystemExit, match=named):
+        bench_tenants_ab.main([*args, "--results", str(tmp_path)])
+    assert not (tmp_path / "README.md").exists()
