@@ -60,6 +60,7 @@ SIGNALS = {
     "opener": {"opener_boost": 0},
     "feedback": {"feedback_turns": 0},
     "instructions": {"instruction_turns": 0},
+    "rules": {"rule_turns": 0},
     "facets": {"facet_turns": 0},
     "gather pieces": {"gather_piece_chars": 0},  # rendering, not ranking: changes character budgets only
     "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0,

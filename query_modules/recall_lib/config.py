@@ -64,6 +64,7 @@ class RecallConfig:
     opener_boost: float = 2.0
     feedback_turns: int = 5
     instruction_turns: int = 1
+    rule_turns: int = 1
     facet_turns: int = 1
     embedding_model: str | None = None
     query_instruction: str | None = None
@@ -324,6 +325,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "opener_boost": (_bounded_number(0, 10), _QUERYING),
     "feedback_turns": (_bounded_int(0, 50), _QUERYING),
     "instruction_turns": (_bounded_int(0, 20), _QUERYING),
+    "rule_turns": (_bounded_int(0, 20), _QUERYING),
     "facet_turns": (_bounded_int(0, 20), _QUERYING),
     "embedding_model": (_name, _ALL),
     "query_instruction": (_string, _QUERYING),

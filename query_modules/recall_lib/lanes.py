@@ -19,6 +19,7 @@ from .kinds import ENTITY, FACT, NOTE, TURN
 from .question import USER_TURNS, Question
 from .ranking import Lift, named_participant, rank_turns
 from .snapshot import UserSnapshot
+from .standing import STANDING_WORDS, names_its_questions
 from .textindex import TermOverlap, overlap_best, query_terms, tokenize
 from .vector_rows import VectorSet
 
@@ -168,11 +169,11 @@ class Candidates:
 
 
 #: The lanes whose hits are turns; each votes in the fused ranking (`ranking.rank_turns`), as do the
-#: turns lane's feedback and instructions passes (`turn_candidates`) and the text lane's facets pass
+#: turns lane's feedback, instructions and rules passes (`turn_candidates`) and the text lane's facets pass
 #: (`facet_candidates`), which have no hits of their own.
 TURN_LANES = ("text", "fact_turns", "turns")
 #: The turn lanes ranked by cosine: a turn at cosine <= 0 was not found by them.
-VECTOR_TURN_LANES = ("turns", "feedback", "instructions")
+VECTOR_TURN_LANES = ("turns", "feedback", "instructions", "rules")
 #: How far the feedback pass moves the question towards its best passages: the query is
 #: question + FEEDBACK_WEIGHT x (their mean), so 1 weighs what was found as much as what was asked.
 FEEDBACK_WEIGHT = 1.0
@@ -218,7 +219,8 @@ def run_lanes(
             feedback = settings.feedback_turns if gathers else 0
             standing = settings.instruction_turns if question.side == USER_TURNS and question.requests else 0
             candidates.update(
-                turn_candidates(snapshot, query, turn_ok, depth, settings.min_score, feedback, standing)
+                turn_candidates(snapshot, query, turn_ok, depth, settings.min_score, feedback, standing,
+                                settings.rule_turns)
             )
         if "entities" in wanted:
             hits["entities"] = entities_lane(snapshot, query, settings)
@@ -307,7 +309,7 @@ def fused_turns(
 
 
 #: Whose passage a fused turn shows when several lanes found it: the vector's, the fact's, the words'.
-PASSAGE_LANES = ("turns", "fact_turns", "text", "feedback", "instructions")
+PASSAGE_LANES = ("turns", "fact_turns", "text", "feedback", "instructions", "rules")
 
 
 def _turn_hit(
@@ -448,6 +450,7 @@ def turn_candidates(
     min_score: float | None,
     feedback: int = 0,
     instructions: int = 0,
+    rules: int = 0,
 ) -> dict[str, Candidates]:
     """The `turns` lane: the user's message passages nearest the question (exact cosine), best turn
     first; with `feedback` > 0 also its feedback pass, `feedback`: the turns nearest the question
@@ -460,6 +463,12 @@ def turn_candidates(
     ask about async errors") governs later requests that name the task, not the rule; among hundreds
     of messages about the same task the rule ranks low, among the user's few standing statements it
     ranks first, and that rank is its vote.
+
+    With `rules` > 0 also its rules pass, for any question: the user's `rules` standing statements
+    that name the questions they govern (`rule_turns`: "always include the random seed when I ask about
+    reproducibility") nearest the question. Why: such a rule answers every later question on its topic,
+    whether or not the question reads as a request, and among the user's few rules it ranks first where
+    among all standing statements ("I prefer ...", "I always ...") it may not.
 
     Why the feedback pass: a question that gathers occasions ("how many kitchen items did I fix?")
     names the kind of thing, not the things; the occasions found first say what the others look like
@@ -483,12 +492,10 @@ def turn_candidates(
     if instructions > 0:
         rows = best_rows(vectors, query, standing_turns(snapshot, turn_ok), instructions, min_score, cosines)
         found["instructions"] = Candidates.of(vectors.owner[rows], cosines[rows], vectors.passage[rows])
+    if rules > 0:
+        rows = best_rows(vectors, query, rule_turns(snapshot, turn_ok), rules, min_score, cosines)
+        found["rules"] = Candidates.of(vectors.owner[rows], cosines[rows], vectors.passage[rows])
     return found
-
-
-#: Words that state a standing instruction or preference ("Always add a code example when I ask about
-#: ...", "Never use semicolons", "I prefer rule-based suggestions"), as `textindex.tokenize` makes them.
-STANDING_WORDS = ("always", "never", "whenever", "prefer", "prefers", "preferred")
 
 
 def standing_turns(snapshot: UserSnapshot, turn_ok: np.ndarray) -> np.ndarray:
@@ -498,6 +505,16 @@ def standing_turns(snapshot: UserSnapshot, turn_ok: np.ndarray) -> np.ndarray:
     for turn in snapshot.text_index.documents(STANDING_WORDS).tolist():
         standing[turn] = roles[turn] == USER_TURNS and turn_ok[turn]
     return standing
+
+
+def rule_turns(snapshot: UserSnapshot, turn_ok: np.ndarray) -> np.ndarray:
+    """A mask of the standing turns (`standing_turns`) that name the questions they govern
+    (`standing.names_its_questions`): read from the standing turns' texts only, so it costs those turns,
+    not the history."""
+    rules = standing_turns(snapshot, turn_ok)
+    for turn in np.flatnonzero(rules).tolist():
+        rules[turn] = names_its_questions(snapshot.turns[turn].text)
+    return rules
 
 
 def feedback_query(query: np.ndarray, found: np.ndarray) -> np.ndarray:

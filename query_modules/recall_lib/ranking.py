@@ -7,8 +7,8 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
     base(t)  = sum over lanes of 1 / (fusion_k + rank of t in the lane)    (reciprocal-rank fusion;
                the lanes: text, turns, fact_turns, and for a question that gathers occasions the
                turns lane's feedback pass, for a request on the user's side its instructions pass,
-               `lanes.turn_candidates`, for a question listing things the text lane's facets pass,
-               `lanes.facet_candidates`)
+               for any question its rules pass, `lanes.turn_candidates`, for a question listing
+               things the text lane's facets pass, `lanes.facet_candidates`)
                x (1 + speaker_boost)  when t's speaker is the one participant the question names
                x (1 + date_boost)     when t was said within a day of a date the question names
                x (1 + role_boost)     when t is on the side of the conversation the question asks

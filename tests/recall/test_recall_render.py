@@ -313,10 +313,12 @@ def test_a_gathering_question_shows_shorter_pieces_unless_gather_piece_chars_is_
     assert 150 <= pieces[200] <= 200 < 250 <= pieces[0] <= 300
 
 
-def coding_chat() -> MemoryGraph:
+def coding_chat(rule: str = "Always include a code example when I ask about these.",
+                preference: bool = False) -> MemoryGraph:
     """Requests about async errors along the question's axis 1 (0.9, 0.85, 0.8), an assistant reply
-    that says "always" (0.7) and the user's standing instruction (0.5): nearer the question than the
-    instruction, but neither of the two is the user's rule."""
+    that says "always" (0.7) and the user's standing instruction `rule` (0.5): nearer the question than
+    the instruction, but neither of the two is the user's rule. With `preference`, also a standing
+    statement that names no questions (0.6): nearer than the rule, and no rule."""
     g = MemoryGraph()
     g.recall_meta()
     session = g.session(g.user("ada"), "ada-s")
@@ -325,9 +327,10 @@ def coding_chat() -> MemoryGraph:
         ("a2", "user_message", "My async fetch throws an unhandled rejection.", mix((1, 0.85), (4, 0.53))),
         ("a3", "user_message", "How do I retry a failed async request?", mix((1, 0.8), (5, 0.6))),
         ("r1", "assistant_message", "You should always await the promise.", mix((1, 0.7), (6, 0.71))),
-        ("rule", "user_message", "Always include a code example when I ask about these.",
-         mix((1, 0.5), (2, 0.866))),
+        ("rule", "user_message", rule, mix((1, 0.5), (2, 0.866))),
     ]
+    if preference:
+        said.append(("pref", "user_message", "I always prefer short answers.", mix((1, 0.6), (7, 0.8))))
     for minute, (key, kind, text, vector) in enumerate(said):
         g.message(session, key, text, f"2024-06-01T10:0{minute}:00Z", action_type=kind,
                   passage_embeddings=[vector], embedding_model=MODEL)
@@ -337,10 +340,11 @@ def coding_chat() -> MemoryGraph:
 @pytest.mark.parametrize(
     ("question", "config", "shown"),
     [
-        ("How should I handle errors in my async code?", {}, ["a1", "a2", "rule"]),  # its vote
-        ("How should I handle errors in my async code?", {"instruction_turns": 0}, ["a1", "a2", "a3"]),
-        ("How should errors in async code be handled?", {}, ["a1", "a2", "a3"]),  # no side: no pass
-        ("What did I say about errors in my async code?", {}, ["a1", "a2", "a3"]),  # no request: no pass
+        ("How should I handle errors in my async code?", {"rule_turns": 0}, ["a1", "a2", "rule"]),  # its vote
+        ("How should I handle errors in my async code?", {"instruction_turns": 0, "rule_turns": 0},
+         ["a1", "a2", "a3"]),
+        ("How should errors in async code be handled?", {"rule_turns": 0}, ["a1", "a2", "a3"]),  # no side
+        ("What did I say about errors in my async code?", {"rule_turns": 0}, ["a1", "a2", "a3"]),  # no ask
     ],
 )
 def test_a_request_on_the_users_side_shows_their_standing_instruction_not_an_assistant_always(
@@ -349,6 +353,30 @@ def test_a_request_on_the_users_side_shows_their_standing_instruction_not_an_ass
     rt = runtime(coding_chat().elements())
     _, recalled = render(rt, "ada", question, "2024-06-20", query_vector=axis(1), turns_budget=3, **config)
     assert sorted(t["action_id"] for t in recalled["turns"]) == shown
+
+
+@pytest.mark.parametrize(
+    ("question", "rule", "preference", "config", "shown"),
+    [  # the rules pass votes for any question: no side, no request
+        ("How should errors in async code be handled?", None, False, {}, {"rule"}),
+        ("What did I say about errors in my async code?", None, False, {}, {"rule"}),
+        ("What did I say about errors in my async code?", None, False, {"rule_turns": 0}, set()),
+        # a standing statement that names no questions is no rule
+        ("What did I say about errors in my async code?", "Always include a code example.", False, {}, set()),
+        # a nearer preference takes the instructions pass's one vote; among rules the rule is first
+        ("How should I handle errors in my async code?", None, True, {"rule_turns": 0}, {"pref"}),
+        ("How should I handle errors in my async code?", None, True, {}, {"pref", "rule"}),
+    ],
+)
+def test_a_rule_that_names_the_questions_it_governs_is_shown_for_any_question_on_its_topic(
+    question, rule, preference, config, shown
+):
+    """`shown`: which of the standing statements are among the rows (the rest are the requests)."""
+    chat = coding_chat(preference=preference) if rule is None else coding_chat(rule, preference)
+    rt = runtime(chat.elements())
+    _, recalled = render(rt, "ada", question, "2024-06-20", query_vector=axis(1), turns_budget=3, **config)
+    ids = {t["action_id"] for t in recalled["turns"]}
+    assert len(ids) == 3 and ids & {"rule", "pref"} == shown
 
 
 def security_chat() -> MemoryGraph:

@@ -1,0 +1,22 @@
+"""What a user's message states for later: a standing instruction or preference, and whether it names
+the questions it governs (a rule). Read from message texts, never from the question."""
+
+import re
+
+#: Words that state a standing instruction or preference ("Always add a code example when I ask about
+#: ...", "Never use semicolons", "I prefer rule-based suggestions"), as `textindex.tokenize` makes them.
+STANDING_WORDS = ("always", "never", "whenever", "prefer", "prefers", "preferred")
+
+#: The clause by which a standing statement names the questions it governs: "when I ask about ...",
+#: "whenever we talk about ...", "if I request ...".
+_GOVERNS = re.compile(
+    r"\b(?:when(?:ever)?|if|each\s+time|every\s+time)\s+(?:i|we)\s+"
+    r"(?:ask|am\s+asking|request|talk|inquire|bring\s+up|mention|need|want)\b",
+    re.IGNORECASE,
+)
+
+
+def names_its_questions(text: str) -> bool:
+    """Whether a standing statement's `text` says which questions it governs ("... when I ask about
+    async errors"): a rule for a topic rather than a general preference."""
+    return _GOVERNS.search(text) is not None
