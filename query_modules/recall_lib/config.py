@@ -64,7 +64,7 @@ class RecallConfig:
     opener_boost: float = 2.0
     feedback_turns: int = 5
     instruction_turns: int = 1
-    rule_turns: int = 1
+    rule_turns: int = 2
     facet_turns: int = 1
     embedding_model: str | None = None
     query_instruction: str | None = None
