@@ -50,6 +50,7 @@ from bench_tenants import (
 
 VERSIONS = ("this", "baseline")
 KINDS = ("call", "write", "unknown")
+AGED_SAMPLES = 5  # first calls after the max age, timed per version (then one counted)
 
 
 def side_by_side(this: Path, baseline: Path):
@@ -68,7 +69,7 @@ def side_by_side(this: Path, baseline: Path):
 
 
 def one_case(users: int, form: str, calls: int, baseline: Path, configs: dict[str, dict], seed: int,
-             messages: int = 500) -> dict:
+             messages: int = 500, max_age: float = MAX_AGE) -> dict:
     """Both versions over one graph of `users` x `messages`: the mixed plan, each call by both."""
     from memgraph_recall.client import setup_store
     from memgraph_recall.datasets.synthetic import SyntheticSpec, build, questions
@@ -77,11 +78,11 @@ def one_case(users: int, form: str, calls: int, baseline: Path, configs: dict[st
     data = build(SyntheticSpec(messages=messages, seed=seed, other_users=users - 1, others_factor=users - 1))
     latest = max(datetime.fromisoformat(e["properties"]["timestamp"]) for e in data.elements
                  if e["type"] == "node" and "Action" in e["labels"])
-    with environment(RECALL_CACHE_MAX_AGE=repr(MAX_AGE)):
+    with environment(RECALL_CACHE_MAX_AGE=repr(max_age)):
         runtimes = dict(zip(VERSIONS, side_by_side(ROOT / "query_modules", baseline), strict=True))
     for runtime in runtimes.values():
-        if runtime.modules["recall"].CACHE.settings.max_age != MAX_AGE:
-            raise SystemExit(f"a version runs without the max age {MAX_AGE}")
+        if runtime.modules["recall"].CACHE.settings.max_age != max_age:
+            raise SystemExit(f"a version runs without the max age {max_age}")
     runtimes["this"].load_elements(data.elements)
     setup_store(runtimes["this"].store)
     data.elements = []
@@ -110,7 +111,35 @@ def one_case(users: int, form: str, calls: int, baseline: Path, configs: dict[st
             bench.call(user_id)
             cpu[version][kind].append(1000 * (time.thread_time() - start_cpu))
             wall[version].append(1000 * (time.perf_counter() - start_wall))
-    return {"users": users, "messages": messages, "form": form, "calls": calls, "cpu": cpu, "wall": wall}
+    aged, aged_api = after_max_age(benches, pool, max_age)
+    return {"users": users, "messages": messages, "form": form, "calls": calls, "cpu": cpu, "wall": wall,
+            "after_max_age_cpu": aged, "after_max_age_api": aged_api}
+
+
+def after_max_age(
+    benches: dict, pool: list[str], max_age: float
+) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """Issue #48's first bar: a user's first call after a pause longer than the max age, each version's
+    (the order alternated), CPU ms; then one such call of each counted (procedure-API calls)."""
+    from memgraph_recall.embedded import ApiCounts
+
+    cpu, api = {v: [] for v in VERSIONS}, {}
+    for number in range(AGED_SAMPLES + 1):
+        user_id = pool[number % len(pool)]
+        for bench in benches.values():
+            bench.call(user_id)  # current in both, so the pause alone makes the next call renew
+        time.sleep(max_age + min(0.25, max_age))
+        for version in VERSIONS if number % 2 == 0 else VERSIONS[::-1]:
+            bench = benches[version]
+            if number < AGED_SAMPLES:
+                start = time.thread_time()
+                bench.call(user_id)
+                cpu[version].append(1000 * (time.thread_time() - start))
+            else:
+                counts = ApiCounts()
+                bench.call(user_id, api_counts=counts)
+                api[version] = counts.total
+    return cpu, api
 
 
 def figures(values: list[float]) -> dict[str, float]:
@@ -131,6 +160,15 @@ def rows_of(case: dict) -> list[list]:
     return rows
 
 
+def aged_row(case: dict) -> list:
+    """The first call after the max age: each version's median CPU and API calls, and their ratios."""
+    ms = {v: statistics.median(case["after_max_age_cpu"][v]) for v in VERSIONS}
+    api = case["after_max_age_api"]
+    return [case["form"], case["users"], round(ms["this"], 2), round(ms["baseline"], 2),
+            f"{ms['this'] / ms['baseline']:.3f}x", api["this"], api["baseline"],
+            f"{api['this'] / api['baseline']:.3f}x"]
+
+
 def report(folder: Path, info: dict, cases: list[dict], args: argparse.Namespace) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "runs.jsonl").open("a") as out:
@@ -142,7 +180,7 @@ def report(folder: Path, info: dict, cases: list[dict], args: argparse.Namespace
         "# Mixed workload, in-process A/B", "",
         "Embedded runtime; both versions' query modules over one store in one process, each planned call "
         "made by both (order alternated); CPU of the calling thread per call (see the script's docstring). "
-        f"{args.calls} calls per case, `RECALL_CACHE_MAX_AGE` = {MAX_AGE} s, {args.messages} synthetic "
+        f"{args.calls} calls per case, `RECALL_CACHE_MAX_AGE` = {args.max_age} s, {args.messages} synthetic "
         "messages a user.",
         "", *provenance_lines(info), f"- This checkout's modules: {info['this']['modules_commit']}, config "
         f"`{json.dumps(args.config)}`", f"- Baseline modules: {info['baseline']['modules']} at "
@@ -151,6 +189,10 @@ def report(folder: Path, info: dict, cases: list[dict], args: argparse.Namespace
         f"{info['load_after']} after",
         "",
         markdown_table(headers, [row for case in cases for row in rows_of(case)]), "",
+        f"The first call after a pause longer than the max age (issue #48): median CPU of {AGED_SAMPLES} "
+        "per version, and one such call's procedure-API calls.", "",
+        markdown_table(["form", "users", "this ms", "baseline ms", "ratio", "this API calls",
+                        "baseline API calls", "ratio"], [aged_row(case) for case in cases]), "",
     ]
     (folder / "README.md").write_text("\n".join(lines))
 
@@ -163,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--forms", default=",".join(FORMS), help=f"call forms (default {','.join(FORMS)})")
     parser.add_argument("--calls", type=int, default=400, help="planned calls per case (default 400)")
     parser.add_argument("--messages", type=int, default=500, help="messages per user (default 500)")
+    parser.add_argument("--max-age", type=float, default=MAX_AGE,
+                        help=f"RECALL_CACHE_MAX_AGE in seconds (default {MAX_AGE}, as bench_tenants)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--config", type=json.loads, default={}, help="render keys for this checkout's calls")
     parser.add_argument("--baseline-config", type=json.loads, default=None,
@@ -181,12 +225,15 @@ def main(argv: list[str] | None = None) -> int:
         sizes = [int(u) for u in args.users.split(",")]
     except ValueError:
         raise SystemExit(f"--users: expected comma-separated integers, got {args.users!r}") from None
+    if args.max_age <= 0:
+        raise SystemExit(f"--max-age: expected seconds > 0, got {args.max_age}")
     if min(sizes) < 2 or args.calls < 20 or args.messages < 10:
         raise SystemExit("--users: at least 2 users; --calls: at least 20; --messages: at least 10")
     configs = {"this": args.config, "baseline": args.baseline_config}
     if args.one:
         users, form = args.one.split(":")
-        case = one_case(int(users), form, args.calls, args.baseline, configs, args.seed, args.messages)
+        case = one_case(int(users), form, args.calls, args.baseline, configs, args.seed, args.messages,
+                        args.max_age)
         print(json.dumps(case))
         return 0
     cases, load_before = [], load_average()
@@ -198,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             cases.append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(markdown_table(["form", "users", "version", "p50", "p95", "p99", "mean", "wall p95",
                                   "cached", "wrote", "unknown"], rows_of(cases[-1])), flush=True)
+            print("after the max age:", aged_row(cases[-1]), flush=True)
     info = {**provenance(sys.argv if argv is None else [__file__, *argv]),
             "this": modules_of(ROOT / "query_modules"), "baseline": modules_of(args.baseline),
             "load_before": load_before, "load_after": load_average()}
