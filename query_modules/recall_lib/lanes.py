@@ -19,7 +19,7 @@ from .kinds import ENTITY, FACT, NOTE, TURN
 from .question import USER_TURNS, Question
 from .ranking import Lift, named_participant, rank_turns
 from .snapshot import UserSnapshot
-from .standing import STANDING_WORDS, names_its_questions
+from .standing import ASKING_WORDS, STANDING_WORDS, names_its_questions
 from .textindex import TermOverlap, overlap_best, query_terms, tokenize
 from .vector_rows import VectorSet
 
@@ -509,10 +509,11 @@ def standing_turns(snapshot: UserSnapshot, turn_ok: np.ndarray) -> np.ndarray:
 
 def rule_turns(snapshot: UserSnapshot, turn_ok: np.ndarray) -> np.ndarray:
     """A mask of the standing turns (`standing_turns`) that name the questions they govern
-    (`standing.names_its_questions`): read from the standing turns' texts only, so it costs those turns,
-    not the history."""
-    rules = standing_turns(snapshot, turn_ok)
-    for turn in np.flatnonzero(rules).tolist():
+    (`standing.names_its_questions`): only the standing turns holding an asking word are read, so it costs
+    those few texts, not the history."""
+    rules = np.zeros(len(turn_ok), dtype=bool)
+    asking = snapshot.text_index.documents(ASKING_WORDS)
+    for turn in asking[standing_turns(snapshot, turn_ok)[asking]].tolist():
         rules[turn] = names_its_questions(snapshot.turns[turn].text)
     return rules
 

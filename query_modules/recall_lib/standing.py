@@ -17,6 +17,11 @@ _GOVERNS = re.compile(
 )
 
 
+#: The asking verbs of `_GOVERNS` as `textindex.tokenize` makes them: a text without one names no
+#: questions, so the index's postings pick the few texts the pattern must read.
+ASKING_WORDS = ("ask", "asking", "request", "inquire")
+
+
 def names_its_questions(text: str) -> bool:
     """Whether a standing statement's `text` says which questions it governs ("... when I ask about
     async errors"): a rule for a topic rather than a general preference."""

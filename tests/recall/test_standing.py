@@ -2,7 +2,10 @@
 votes for those, for any question."""
 
 import pytest
-from recall_lib.standing import names_its_questions
+from hypothesis import given
+from hypothesis import strategies as st
+from recall_lib.standing import ASKING_WORDS, names_its_questions
+from recall_lib.textindex import tokenize
 
 
 @pytest.mark.parametrize(
@@ -24,3 +27,15 @@ from recall_lib.standing import names_its_questions
 )
 def test_a_rule_names_the_questions_it_governs(text, rule):
     assert names_its_questions(text) is rule
+
+
+CLAUSE_PARTS = st.sampled_from(["when", "whenever", "if", "each time", "every time", "I", "we", "ask",
+                                "ASK", "am asking", "request", "inquire", "about", "talk", "asks", "ask_",
+                                "always", "never", "prefer", "\n", "  ", ",", ".", "ásk", "task", "I'll"])
+
+
+@given(st.lists(CLAUSE_PARTS, max_size=12).map(" ".join))
+def test_a_text_that_names_its_questions_holds_an_asking_word(text):
+    """`lanes.rule_turns` reads only the texts the index finds under ASKING_WORDS: none is missed."""
+    if names_its_questions(text):
+        assert set(tokenize(text)) & set(ASKING_WORDS)
