@@ -489,11 +489,12 @@ def turn_candidates(
             scores = np.where(cosines >= min_score, scores, -np.inf)
         rows = best_rows(vectors, moved, turn_ok, depth, None, scores)
         found["feedback"] = Candidates.of(vectors.owner[rows], scores[rows], vectors.passage[rows])
+    standing = standing_turns(snapshot, turn_ok) if instructions > 0 or rules > 0 else None
     if instructions > 0:
-        rows = best_rows(vectors, query, standing_turns(snapshot, turn_ok), instructions, min_score, cosines)
+        rows = best_rows(vectors, query, standing, instructions, min_score, cosines)
         found["instructions"] = Candidates.of(vectors.owner[rows], cosines[rows], vectors.passage[rows])
     if rules > 0:
-        rows = best_rows(vectors, query, rule_turns(snapshot, turn_ok), rules, min_score, cosines)
+        rows = best_rows(vectors, query, rule_turns(snapshot, standing), rules, min_score, cosines)
         found["rules"] = Candidates.of(vectors.owner[rows], cosines[rows], vectors.passage[rows])
     return found
 
@@ -507,13 +508,13 @@ def standing_turns(snapshot: UserSnapshot, turn_ok: np.ndarray) -> np.ndarray:
     return standing
 
 
-def rule_turns(snapshot: UserSnapshot, turn_ok: np.ndarray) -> np.ndarray:
-    """A mask of the standing turns (`standing_turns`) that name the questions they govern
+def rule_turns(snapshot: UserSnapshot, standing: np.ndarray) -> np.ndarray:
+    """A mask of the `standing` turns (`standing_turns`) that name the questions they govern
     (`standing.names_its_questions`): only the standing turns holding an asking word are read, so it costs
     those few texts, not the history."""
-    rules = np.zeros(len(turn_ok), dtype=bool)
+    rules = np.zeros(len(standing), dtype=bool)
     asking = snapshot.text_index.documents(ASKING_WORDS)
-    for turn in asking[standing_turns(snapshot, turn_ok)[asking]].tolist():
+    for turn in asking[standing[asking]].tolist():
         rules[turn] = names_its_questions(snapshot.turns[turn].text)
     return rules
 
