@@ -382,6 +382,12 @@ def mixed(bench: Tenants, pool: Sequence[str], calls: int, counted_calls: int, s
     }
 
 
+def latest_message(elements: Sequence[dict]) -> datetime:
+    """The time of the newest Action among export elements: written sessions are dated after it."""
+    return max(datetime.fromisoformat(e["properties"]["timestamp"]) for e in elements
+               if e["type"] == "node" and "Action" in e["labels"])
+
+
 def measure(users: int, messages: int, form: str, seed: int = 0, samples: int = 5, mixed_calls: int = 400,
             active: int = 32, max_age: float = MAX_AGE, config: dict | None = None) -> dict:
     """Every phase for one graph size and one call form (run in its own process, so peak RSS and module
@@ -400,8 +406,7 @@ def measure(users: int, messages: int, form: str, seed: int = 0, samples: int = 
     start = time.perf_counter()
     data = build(SyntheticSpec(messages=messages, seed=seed, other_users=users - 1,
                                others_factor=users - 1))
-    latest = max(datetime.fromisoformat(e["properties"]["timestamp"]) for e in data.elements
-                 if e["type"] == "node" and "Action" in e["labels"])
+    latest = latest_message(data.elements)
     with environment(RECALL_CACHE_MAX_AGE=repr(max_age)):
         runtime = Runtime(query_modules_dir())
     if runtime.load_errors:

@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from bench_common import (
@@ -43,6 +43,7 @@ from bench_tenants import (
     QUESTIONS,
     Tenants,
     environment,
+    latest_message,
     mixed_plan,
     question_vectors,
     warm_up,
@@ -76,8 +77,7 @@ def one_case(users: int, form: str, calls: int, baseline: Path, configs: dict[st
 
     model = configure_model()
     data = build(SyntheticSpec(messages=messages, seed=seed, other_users=users - 1, others_factor=users - 1))
-    latest = max(datetime.fromisoformat(e["properties"]["timestamp"]) for e in data.elements
-                 if e["type"] == "node" and "Action" in e["labels"])
+    latest = latest_message(data.elements)
     with environment(RECALL_CACHE_MAX_AGE=repr(max_age)):
         runtimes = dict(zip(VERSIONS, side_by_side(ROOT / "query_modules", baseline), strict=True))
     for runtime in runtimes.values():
