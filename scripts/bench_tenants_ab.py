@@ -51,7 +51,7 @@ from bench_tenants import (
 
 VERSIONS = ("this", "baseline")
 KINDS = ("call", "write", "unknown")
-AGED_SAMPLES = 5  # first calls after the max age, timed per version (then one counted)
+AGED_SAMPLES = 15  # first calls after the max age, timed per version (then one counted); 5 was noisy
 
 
 def side_by_side(this: Path, baseline: Path):
@@ -70,7 +70,7 @@ def side_by_side(this: Path, baseline: Path):
 
 
 def one_case(users: int, form: str, calls: int, baseline: Path, configs: dict[str, dict], seed: int,
-             messages: int = 500, max_age: float = MAX_AGE) -> dict:
+             messages: int = 500, max_age: float = MAX_AGE, aged_samples: int = AGED_SAMPLES) -> dict:
     """Both versions over one graph of `users` x `messages`: the mixed plan, each call by both."""
     from memgraph_recall.client import setup_store
     from memgraph_recall.datasets.synthetic import SyntheticSpec, build, questions
@@ -111,27 +111,27 @@ def one_case(users: int, form: str, calls: int, baseline: Path, configs: dict[st
             bench.call(user_id)
             cpu[version][kind].append(1000 * (time.thread_time() - start_cpu))
             wall[version].append(1000 * (time.perf_counter() - start_wall))
-    aged, aged_api = after_max_age(benches, pool, max_age)
+    aged, aged_api = after_max_age(benches, pool, max_age, aged_samples)
     return {"users": users, "messages": messages, "form": form, "calls": calls, "cpu": cpu, "wall": wall,
             "after_max_age_cpu": aged, "after_max_age_api": aged_api}
 
 
 def after_max_age(
-    benches: dict, pool: list[str], max_age: float
+    benches: dict, pool: list[str], max_age: float, samples: int = AGED_SAMPLES
 ) -> tuple[dict[str, list[float]], dict[str, int]]:
     """Issue #48's first bar: a user's first call after a pause longer than the max age, each version's
     (the order alternated), CPU ms; then one such call of each counted (procedure-API calls)."""
     from memgraph_recall.embedded import ApiCounts
 
     cpu, api = {v: [] for v in VERSIONS}, {}
-    for number in range(AGED_SAMPLES + 1):
+    for number in range(samples + 1):
         user_id = pool[number % len(pool)]
         for bench in benches.values():
             bench.call(user_id)  # current in both, so the pause alone makes the next call renew
         time.sleep(max_age + min(0.25, max_age))
         for version in VERSIONS if number % 2 == 0 else VERSIONS[::-1]:
             bench = benches[version]
-            if number < AGED_SAMPLES:
+            if number < samples:
                 start = time.thread_time()
                 bench.call(user_id)
                 cpu[version].append(1000 * (time.thread_time() - start))
@@ -189,8 +189,8 @@ def report(folder: Path, info: dict, cases: list[dict], args: argparse.Namespace
         f"{info['load_after']} after",
         "",
         markdown_table(headers, [row for case in cases for row in rows_of(case)]), "",
-        f"The first call after a pause longer than the max age (issue #48): median CPU of {AGED_SAMPLES} "
-        "per version, and one such call's procedure-API calls.", "",
+        "The first call after a pause longer than the max age (issue #48): median CPU of "
+        f"{args.aged_samples} per version, and one such call's procedure-API calls.", "",
         markdown_table(["form", "users", "this ms", "baseline ms", "ratio", "this API calls",
                         "baseline API calls", "ratio"], [aged_row(case) for case in cases]), "",
     ]
@@ -207,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=500, help="messages per user (default 500)")
     parser.add_argument("--max-age", type=float, default=MAX_AGE,
                         help=f"RECALL_CACHE_MAX_AGE in seconds (default {MAX_AGE}, as bench_tenants)")
+    parser.add_argument("--aged-samples", type=int, default=AGED_SAMPLES,
+                        help=f"first calls after the max age timed per version (default {AGED_SAMPLES})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--config", type=json.loads, default={}, help="render keys for this checkout's calls")
     parser.add_argument("--baseline-config", type=json.loads, default=None,
@@ -229,11 +231,13 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"--max-age: expected seconds > 0, got {args.max_age}")
     if min(sizes) < 2 or args.calls < 20 or args.messages < 10:
         raise SystemExit("--users: at least 2 users; --calls: at least 20; --messages: at least 10")
+    if args.aged_samples < 1:
+        raise SystemExit(f"--aged-samples: expected at least 1, got {args.aged_samples}")
     configs = {"this": args.config, "baseline": args.baseline_config}
     if args.one:
         users, form = args.one.split(":")
         case = one_case(int(users), form, args.calls, args.baseline, configs, args.seed, args.messages,
-                        args.max_age)
+                        args.max_age, args.aged_samples)
         print(json.dumps(case))
         return 0
     cases, load_before = [], load_average()

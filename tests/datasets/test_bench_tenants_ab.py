@@ -19,7 +19,7 @@ def test_both_versions_time_every_planned_call(tmp_path):
     shutil.copytree(ROOT / "query_modules", baseline, ignore=shutil.ignore_patterns("__pycache__"))
     results = tmp_path / "results"
     bench_tenants_ab.main(["--baseline", str(baseline), "--users", "3", "--calls", "20", "--messages", "20",
-                           "--max-age", "0.5", "--results", str(results)])
+                           "--max-age", "0.5", "--aged-samples", "3", "--results", str(results)])
     runs = [json.loads(line)["case"] for line in (results / "runs.jsonl").read_text().splitlines()]
     assert [(r["users"], r["form"]) for r in runs] == [(3, "string"), (3, "fast")]
     for run in runs:
@@ -29,7 +29,7 @@ def test_both_versions_time_every_planned_call(tmp_path):
         assert run["cpu"]["this"]["write"] and run["cpu"]["this"]["call"]
         assert all(x > 0 for v in bench_tenants_ab.VERSIONS for x in run["wall"][v])
         aged = run["after_max_age_cpu"]
-        assert [len(aged[v]) for v in bench_tenants_ab.VERSIONS] == [bench_tenants_ab.AGED_SAMPLES] * 2
+        assert [len(aged[v]) for v in bench_tenants_ab.VERSIONS] == [3, 3]
         assert run["after_max_age_api"]["this"] > 0 and run["after_max_age_api"]["baseline"] > 0
     report = (results / "README.md").read_text()
     for form in ("string", "fast"):
@@ -44,6 +44,7 @@ def test_both_versions_time_every_planned_call(tmp_path):
     (["--baseline", str(ROOT / "query_modules"), "--users", "4k"], "--users"),
     (["--baseline", str(ROOT / "query_modules"), "--calls", "3"], "--calls"),
     (["--baseline", str(ROOT / "query_modules"), "--max-age", "0"], "--max-age"),
+    (["--baseline", str(ROOT / "query_modules"), "--aged-samples", "0"], "--aged-samples"),
 ])
 def test_bad_arguments_are_refused_naming_them(args, named, tmp_path):
     with pytest.raises(SystemExit, match=named):
