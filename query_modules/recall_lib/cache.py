@@ -437,6 +437,7 @@ class RecallCache:
         check = Recheck(entry.snapshot, entry.baseline, entry.holders, entry.sessions, entry.owned_actions,
                         bool(entry.attribute), graph.vertex, call.read_back)
         found = check.run(units, graph.abort)
+        rota.learn(due, found.learned)
         holders = units.ids[np.isin(units.kinds, (Kind.HOLDER, Kind.WATCHED))].tolist()
         if holders and not holders_read:  # the fast shape: the due holders' edge ids, exactly
             growth = compare(call.user, entry.structure, graph.vertex, graph.abort, holders)

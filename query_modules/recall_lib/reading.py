@@ -123,16 +123,26 @@ def _confidence(value: Any) -> float | None:
 
 
 def turn_fields(props: Any, malformed: Counter) -> tuple[datetime | None, str, str, str] | None:
-    """(timestamp, speaker, action_type, text) of an Action's properties; None when it has no text."""
-    action_type = props.get(s.ACTION_TYPE)
+    """(timestamp, speaker, action_type, text) of an Action's properties; None when it has no text
+    (then neither its time nor its speaker is read)."""
+    action_type, text = props.get(s.ACTION_TYPE), props.get(s.TEXT)
+    if _text(text) is None:
+        return fields_of(None, None, action_type, text, malformed)
+    return fields_of(props.get(s.TIMESTAMP), props.get(s.SPEAKER), action_type, text, malformed)
+
+
+def fields_of(
+    timestamp: Any, speaker: Any, action_type: Any, text: Any, malformed: Counter
+) -> tuple[datetime | None, str, str, str] | None:
+    """`turn_fields` of an Action's four property values as stored."""
     action_type = action_type if isinstance(action_type, str) else ""
-    text = _text(props.get(s.TEXT))
+    text = _text(text)
     if text is None:
         if action_type in s.MESSAGE_TYPES:
             malformed["message: no text"] += 1
         return None
-    speaker = _text(props.get(s.SPEAKER)) or _DEFAULT_SPEAKERS.get(action_type) or action_type or "unknown"
-    return _time(props.get(s.TIMESTAMP), "message", malformed), speaker, action_type, text
+    speaker = _text(speaker) or _DEFAULT_SPEAKERS.get(action_type) or action_type or "unknown"
+    return _time(timestamp, "message", malformed), speaker, action_type, text
 
 
 class TurnReader:

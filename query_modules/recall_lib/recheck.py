@@ -7,7 +7,9 @@ sees every change to it:
 - ACTION, an Action the user owns: its label; its parents: how many in-edges it has when all of them
   were its holders' edges (whose ids the structure holds and checks, so an unchanged count means no
   parent came or went), else their ids; its action_id and whether it is stored as text; its turn's
-  time, speaker, type and text (the text compared whole: an edit of the same length is an edit); the
+  time, speaker, type and text (the text compared whole: an edit of the same length is an edit; once
+  a reading found them as held, the stored time, speaker and type are compared by a digest the unit
+  keeps, `raw_digest`, instead of being parsed again); the
   own session_id of one under an Agent; and, where facts are attributed, its HAS_CHUNK edges. Not its
   vectors: a vector is a function of the text and the model, so while the text reads back the same
   the vector held is still right (one written where there was none is `pickup`'s).
@@ -59,8 +61,8 @@ from .ownership import (
     session_skip,
     text_id,
 )
-from .reading import USER_END, entity_text, fact_fields, fact_of, note_of, relation_descriptions, turn_fields
-from .rolling import Units
+from .reading import USER_END, entity_text, fact_fields, fact_of, fields_of, note_of, relation_descriptions
+from .rolling import UNLEARNED, Units
 from .snapshot import UserSnapshot
 from .structure import Structure
 from .walklog import WalkLog
@@ -94,6 +96,22 @@ NOT_THEIRS, UNREADABLE = -1, -2
 # Weights: procedure-API calls of one reading (a lookup, a label, each property, each edge and id).
 ACTION_READS, CHUNK_EDGE_READS, TURNED_AWAY_READS, HOLDER_READS = 8, 3, 10, 3
 FACT_EDGE_READS, END_READS, NOTE_READS = 6, 3, 12
+
+
+def raw_digest(timestamp: Any, speaker: Any, action_type: Any) -> int:
+    """A digest of an Action's time, speaker and type as stored, never `UNLEARNED`: equal values of
+    one type give one digest within this process (Python's keyed hash, so an edit that keeps the digest
+    is a 64-bit collision nobody can aim at). Values hashed by identity (a NaN) or not at all (a list, a
+    map) are hashed by their repr, so reading them back unchanged gives the same digest."""
+    values = (type(timestamp), timestamp, type(speaker), speaker, type(action_type), action_type)
+    if float in values:
+        digest = hash(repr(values))
+    else:
+        try:
+            digest = hash(values)
+        except TypeError:
+            digest = hash(repr(values))
+    return digest if digest != UNLEARNED else UNLEARNED + 1
 
 
 @dataclass(frozen=True)
@@ -245,6 +263,7 @@ class Findings:
     changed: int = 0  # TURNS | FACTS bits
     actions: set[int] = field(default_factory=set)
     chunked: set[int] = field(default_factory=set)
+    learned: dict[int, int] = field(default_factory=dict)  # position in the units read -> a new digest
 
 
 class Recheck:
@@ -275,7 +294,6 @@ class Recheck:
         # cycle that only the cyclic collector frees, holding the entry's snapshot and the call's mgp
         # objects past the call (a replaced snapshot of a 100k-message user is hundreds of MB).
         read = {
-            Kind.ACTION: self.action,
             Kind.TURNED_AWAY: self.turned_away,
             Kind.HOLDER: self.holder,
             Kind.WATCHED: self.watched,
@@ -285,11 +303,17 @@ class Recheck:
             Kind.NOTE: self.note,
             Kind.ONTOLOGY: self.ontology,
         }
-        columns = (units.kinds.tolist(), units.ids.tolist(), units.refs.tolist(), units.counts.tolist())
-        for number, (kind, vertex_id, ref, count) in enumerate(zip(*columns, strict=True)):
+        columns = (units.kinds.tolist(), units.ids.tolist(), units.refs.tolist(), units.counts.tolist(),
+                   units.digests.tolist())
+        for number, (kind, vertex_id, ref, count, digest) in enumerate(zip(*columns, strict=True)):
             if number % 512 == 0:
                 abort()
-            changed = read[kind](vertex_id, ref, count)
+            if kind == Kind.ACTION:
+                changed, seen = self.action(vertex_id, ref, count, digest)
+                if not changed and seen != digest:
+                    found.learned[number] = seen
+            else:
+                changed = read[kind](vertex_id, ref, count)
             if changed:
                 found.changed |= changed
                 if kind == Kind.ACTION:
@@ -297,38 +321,49 @@ class Recheck:
         return found
 
     # The turn side.
-    def action(self, vertex_id: int, ref: int, count: int) -> int:
+    def action(self, vertex_id: int, ref: int, count: int, digest: int) -> tuple[int, int]:
+        """What changed, and the digest of the Action's time, speaker and type as read (`raw_digest`).
+        While those read back as they were when the turn's fields last parsed to the ones held (the
+        unit's `digest`) and the text is the one held, the fields held are what parsing would give:
+        the time is not parsed again (a tenth of a renewing call's CPU)."""
         vertex = self.lookup(vertex_id)
         if vertex is None or not has_label(vertex, s.ACTION):
-            return TURNS
+            return TURNS, digest
         if count == BY_IDS:
             if frozenset(edge.id for edge in vertex.in_edges) != self.baseline.parents.get(vertex_id):
-                return TURNS
+                return TURNS, digest
         else:
             parents = 0
             for _ in vertex.in_edges:  # a loop, not sum(<generator>): this runs once per Action
                 parents += 1
             if parents != count:
-                return TURNS
+                return TURNS, digest
         props = vertex.properties
         stored = props.get(s.ACTION_ID)
-        fields = turn_fields(props, self._unread)
+        timestamp, speaker = props.get(s.TIMESTAMP), props.get(s.SPEAKER)
+        action_type, text = props.get(s.ACTION_TYPE), props.get(s.TEXT)
+        seen = raw_digest(timestamp, speaker, action_type)
+        turns = self.snapshot.turns
+        if ref >= 0 and seen == digest and type(text) is str and text == turns.text_at(ref):
+            fields = turns.read_fields(ref)
+        else:
+            fields = fields_of(timestamp, speaker, action_type, text, self._unread)
+            if fields != (None if ref < 0 else turns.read_fields(ref)):
+                return TURNS, digest
         if self.read_back is not None:
             self.read_back.actions[vertex_id] = (vertex, stored, fields)
         if id_text(stored) != self.owned_actions[vertex_id][0] or (
             (type(stored) is not str) != (vertex_id in self.baseline.stored_as_integer)
         ):
-            return TURNS
-        if fields != (None if ref < 0 else self.snapshot.turns.read_fields(ref)):
-            return TURNS
+            return TURNS, digest
         sessions = self.baseline.agent_sessions
         if vertex_id in sessions and id_text(props.get(s.SESSION_ID)) != sessions[vertex_id]:
-            return TURNS
+            return TURNS, digest
         if self.attribute:
             edges = {edge.id for edge in vertex.out_edges if edge.type.name == s.HAS_CHUNK}
             if edges != {edge_id for edge_id, _ in self.baseline.chunks.get(vertex_id, ())}:
-                return FACTS
-        return 0
+                return FACTS, seen
+        return 0, seen
 
     def turned_away(self, vertex_id: int, ref: int, count: int) -> int:
         vertex = self.lookup(vertex_id)  # gone: its holder's edge went too, which the structure sees

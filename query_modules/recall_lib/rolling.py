@@ -17,27 +17,36 @@ oldest first from its cursor. Plain numpy data and ints; no graph access here.
 """
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .distinct import positions
 
+#: A unit's digest before its first reading again (`recheck`: the digest is learned then).
+UNLEARNED = 0
+
 
 @dataclass(frozen=True)
 class Units:
     """Check units as parallel columns: kind, the vertex read, two integers its check compares with
-    (what they mean depends on the kind, `recheck`), and its weight."""
+    (what they mean depends on the kind, `recheck`), its weight, and a digest of what its last reading
+    found (`UNLEARNED` until one learns it; only ACTION units learn one)."""
 
     kinds: np.ndarray  # uint8
     ids: np.ndarray  # int64
     refs: np.ndarray  # int64
     counts: np.ndarray  # int64
     weights: np.ndarray  # int64
+    digests: np.ndarray = None  # type: ignore[assignment]  # int64; None: all UNLEARNED
+
+    def __post_init__(self) -> None:
+        if self.digests is None:
+            object.__setattr__(self, "digests", np.full(len(self.ids), UNLEARNED, dtype=np.int64))
 
     @classmethod
     def of(cls, rows: Sequence[tuple[int, int, int, int, int]]) -> "Units":
-        """From (kind, vertex id, ref, count, weight) rows."""
+        """From (kind, vertex id, ref, count, weight) rows, none learned."""
         table = np.asarray(rows, dtype=np.int64).reshape(-1, 5)
         return cls(table[:, 0].astype(np.uint8), *(np.ascontiguousarray(table[:, i]) for i in range(1, 5)))
 
@@ -51,7 +60,7 @@ class Units:
         return Units(*(column[positions] for column in self._columns()))
 
     def _columns(self) -> tuple[np.ndarray, ...]:
-        return self.kinds, self.ids, self.refs, self.counts, self.weights
+        return self.kinds, self.ids, self.refs, self.counts, self.weights, self.digests
 
 
 @dataclass(frozen=True)
@@ -64,7 +73,7 @@ class Slice:
 
 class Rota:
     """The ring of an entry's check units and when each was last read. Changed in place by `settle`
-    only, under the cache's per-user lock (one call at a time reads an entry's units)."""
+    and `learn` only, under the cache's per-user lock (one call at a time reads an entry's units)."""
 
     def __init__(self, units: Units, read_at: np.ndarray, cursor: int = 0, credit: float = 0.0,
                  last: float = 0.0) -> None:
@@ -109,6 +118,12 @@ class Rota:
             self.cursor = (self.cursor + len(positions)) % len(self.units)
         self.credit, self.last = taken.credit, now
 
+    def learn(self, taken: Slice, digests: dict[int, int]) -> None:
+        """Keep the digests a call's readings learned: {position in `taken`: digest}."""
+        if digests:
+            at = np.fromiter(digests, np.int64, len(digests))
+            self.units.digests[taken.positions[at]] = np.fromiter(digests.values(), np.int64, len(digests))
+
     def with_units(self, units: Units, now: float) -> "Rota":
         """A copy with `units` added just behind the cursor, read at `now` (a refresh read them)."""
         at = self.cursor
@@ -128,9 +143,9 @@ class Rota:
 
     def carried(self, units: Units, kept: Collection[int], kind: int, now: float) -> "Rota":
         """A new ring of `units` (a build's), each read at `now` but for the units of `kind` whose vertex
-        is in `kept` (a build took them over unread): those keep their last reading here. Oldest first;
-        the credit, and when it last grew, kept."""
-        read_at = np.full(len(units), now)
+        is in `kept` (a build took them over unread): those keep their last reading here, and what it
+        learned. Oldest first; the credit, and when it last grew, kept."""
+        read_at, digests = np.full(len(units), now), units.digests.copy()
         mine = np.flatnonzero(self.units.kinds == kind)
         if len(mine) and kept:
             theirs = np.flatnonzero(units.kinds == kind)
@@ -138,6 +153,8 @@ class Rota:
             at = positions(self.units.ids[mine], units.ids[theirs])
             found = at >= 0
             read_at[theirs[found]] = self.read_at[mine[at[found]]]
+            digests[theirs[found]] = self.units.digests[mine[at[found]]]
+        units = replace(units, digests=digests)
         order = np.argsort(read_at, kind="stable")
         return Rota(units.take(order), read_at[order], 0, self.credit, self.last)
 

@@ -199,6 +199,12 @@ class TurnTable(Sequence[Turn]):
             raise IndexError("turn index out of range")
         return tuple([column[index] for column in self._rows.columns])
 
+    def text_at(self, index: int) -> str:
+        """The i-th turn's text (what `read_fields` ends with)."""
+        if not 0 <= index < self._n:
+            raise IndexError("turn index out of range")
+        return self._rows.columns[6][index]
+
     def read_fields(self, index: int) -> tuple:
         """The i-th turn's (timestamp, speaker, action_type, text): what `reading.turn_fields` reads
         of its Action, as held (the rolling check compares the two for every Action it reads)."""

@@ -10,6 +10,7 @@ user afresh, which is another promise), so only the rolling check can make it se
 import gc
 import math
 from collections import Counter
+from datetime import datetime, timezone
 
 import numpy as np
 import pytest
@@ -17,7 +18,8 @@ from cache_kit import add_message, add_session
 from memgraph_recall.datasets.memory_graph import MemoryGraph
 from memgraph_recall.embedded.prelude import fast_shape
 from recall_kit import MODEL, axis, rows_of, runtime
-from recall_lib.rolling import Rota, Units
+from recall_lib.recheck import Kind, raw_digest
+from recall_lib.rolling import UNLEARNED, Rota, Units
 
 TS = "2024-01-01T10:00:00Z"
 VEC = {"passage_embeddings": [axis(1)], "embedding_model": MODEL}
@@ -126,6 +128,48 @@ def test_a_build_that_took_units_over_keeps_their_last_reading():
     assert stamps == {1: 50.0, 2: 0.0, 3: 50.0, 4: 50.0}
     assert carried.units.ids[carried.cursor] == 2  # the oldest first
     assert read(carried, 60.0) == [2]
+
+
+def test_learned_digests_stay_with_their_units_and_a_build_carries_those_it_took_over():
+    rota = Rota.fresh(Units.of([(0, 1, 0, 0, 5), (0, 2, 0, 0, 5), (2, 3, 0, 0, 5)]), 0.0)
+    due = rota.due(60.0, 60.0, 10**9)
+    rota.learn(due, {0: 11, 1: 22})  # positions in the slice read
+    rota.settle(due, 60.0)
+    digests = dict(zip(rota.units.ids.tolist(), rota.units.digests.tolist(), strict=True))
+    assert digests == {1: 11, 2: 22, 3: UNLEARNED}
+    grown = rota.with_units(Units.of([(0, 4, 0, 0, 5)]), 61.0)
+    assert dict(zip(grown.units.ids.tolist(), grown.units.digests.tolist(), strict=True)) == {
+        1: 11, 2: 22, 3: 0, 4: UNLEARNED}
+    new_units = Units.of([(0, 1, 0, 0, 5), (0, 2, 0, 0, 5), (2, 3, 0, 0, 5)])
+    carried = rota.carried(new_units, {2}, kind=0, now=70.0)  # only Action 2 taken over unread
+    assert dict(zip(carried.units.ids.tolist(), carried.units.digests.tolist(), strict=True)) == {
+        1: UNLEARNED, 2: 22, 3: UNLEARNED}
+    assert not new_units.digests.any()  # the build's own units are not changed in place
+
+
+@pytest.mark.parametrize("old, new", [
+    (("2024-01-01T10:00:00Z", "x", "user_message"), ("2024-06-01T10:00:00Z", "x", "user_message")),
+    ((1, None, "t"), (True, None, "t")),  # equal, but not the same stored value
+    ((1, None, "t"), ("1", None, "t")),
+    ((1.0, None, "t"), (1, None, "t")),
+    ((None, "x", "t"), (None, "t", "x")),  # a value moved to another property
+    (([1, 2], None, "t"), ([2, 1], None, "t")),  # lists and maps: by their repr
+    (({"a": 1}, None, "t"), ({"a": 2}, None, "t")),
+])
+def test_a_raw_digest_tells_stored_values_apart(old, new):
+    assert raw_digest(*old) != raw_digest(*new)
+
+
+@pytest.mark.parametrize("read", [  # each call a new reading: new objects of equal values
+    lambda: ("2024-01-01T10:00:00Z", "x", "user_message"),
+    lambda: (float("nan"), None, None),  # a NaN is not equal to itself, nor hashed alike
+    lambda: ([1, {"a": [2]}], {}, 3.5),
+    lambda: (datetime(2024, 1, 1, tzinfo=timezone.utc), "x", None),
+])
+def test_a_raw_digest_is_the_same_for_the_same_values_read_again_and_never_unlearned(read):
+    first, again = read(), read()
+    assert first[0] is not again[0] or isinstance(first[0], str)
+    assert raw_digest(*first) == raw_digest(*again) != UNLEARNED
 
 
 # -- end to end: each change seen within the maximum age, in both call forms ------------------------
@@ -282,6 +326,52 @@ def test_an_edit_is_seen_at_the_first_call_past_the_maximum_age_not_by_verificat
         assert gone not in shown(rt, form, "x", gone, lanes=lanes)
     rt.call("recall.invalidate", "x")
     assert shown(rt, form, "x", question, lanes=lanes) == after_text  # what a cold build holds
+
+
+def edit_zebra_time(rt) -> None:
+    later = "2024-06-01T10:00:00Z"
+    assert len(later) == len(TS)
+    rt.store.set_vertex_property(vertex(rt, "Action", "action_id", "x-2"), "timestamp", later)
+
+
+def edit_zebra_speaker(rt) -> None:
+    rt.store.set_vertex_property(vertex(rt, "Action", "action_id", "x-2"), "speaker", "Zara")
+
+
+def edit_zebra_type(rt) -> None:
+    rt.store.set_vertex_property(vertex(rt, "Action", "action_id", "x-2"), "action_type", "assistant_message")
+
+
+FIELD_EDITS = {  # an edit of x-2's fields -> (a question that shows x-2, what shows once the edit is seen)
+    "same_length_text": (edit_zebra_same_length, "okapi", "x packed the okapi"),
+    "time": (edit_zebra_time, "zebra", "2024-06-01"),
+    "speaker": (edit_zebra_speaker, "zebra", "Zara"),
+    "type": (edit_zebra_type, "zebra", "assistant"),
+}
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("name", sorted(FIELD_EDITS))
+def test_a_field_edit_after_a_reading_learned_the_digest_is_seen_within_the_maximum_age(form, name):
+    """Once a reading found an Action as held, later readings compare a digest of its stored time,
+    speaker and type instead of parsing them (`recheck.raw_digest`): an edit of any of them, or of the
+    text at the same length, is still seen at the first call past the maximum age."""
+    edit, question, expected = FIELD_EDITS[name]
+    rt, cache, now = started(form)
+    now[0] += MAX_AGE
+    assert shown(rt, form, "x", "nothing at all", lanes=["text"]) == NOTHING  # every unit read again
+    (entry,) = cache._entries.values()
+    actions = entry.rota.units.kinds == Kind.ACTION
+    assert actions.any() and (entry.rota.units.digests[actions] != UNLEARNED).all()  # digests learned
+    edit(rt)
+    before = dict(cache.counts)
+    assert shown(rt, form, "x", "nothing at all", lanes=["text"]) == NOTHING  # no time passed: none read
+    now[0] += MAX_AGE
+    after_text = shown(rt, form, "x", question, lanes=["text"])
+    assert expected in after_text, after_text
+    after = dict(cache.counts)
+    assert after["verify_failures"] == before["verify_failures"]  # seen by the rolling check
+    assert after["renewals"] == before["renewals"] + 1
 
 
 @pytest.mark.parametrize("form", FORMS)
