@@ -94,9 +94,11 @@ def one_case(users: int, form: str, calls: int, baseline: Path, configs: dict[st
     benches = {v: Tenants(runtimes[v], data, form, model, vectors, today, latest, configs[v])
                for v in VERSIONS}
     pool = [data.user_id, *data.other_user_ids][:min(32, users)]
-    for bench in benches.values():
-        for user_id in pool:
-            if not bench.call(user_id):
+    # Both versions' first call of each user side by side, the order alternated: neither version's
+    # rolling check starts with a longer pause behind it than the other's.
+    for number, user_id in enumerate(pool):
+        for version in VERSIONS if number % 2 == 0 else VERSIONS[::-1]:
+            if not benches[version].call(user_id):
                 raise SystemExit(f"{user_id}: no rows from a known user, the A/B would time nothing")
     gc.collect()
     cpu = {v: {k: [] for k in KINDS} for v in VERSIONS}
