@@ -17,8 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def configure_model() -> str:
-    """Make the packaged MiniLM available to the module (offline) and return its name.
+def configure_model(name: str | None = None) -> str:
+    """Make the packaged MiniLM available to the module (offline) and return its name, or `name` when
+    given: another model `RECALL_MODELS` maps to an offline folder (an evaluation's `--model`).
 
     Names already configured in `RECALL_MODELS` are kept; the packaged model is added beside them.
     """
@@ -33,7 +34,12 @@ def configure_model() -> str:
     os.environ.setdefault("RECALL_DEFAULT_MODEL", PACKAGED_MODEL)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    return PACKAGED_MODEL
+    if name is None:
+        return PACKAGED_MODEL
+    if name not in models or not Path(models[name]).is_dir():
+        raise SystemExit(f"--model: expected a name RECALL_MODELS maps to a model folder, got {name!r} "
+                         f"(RECALL_MODELS names {sorted(models)})")
+    return name
 
 
 def file_sha256(path: Path) -> str:

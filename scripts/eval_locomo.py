@@ -368,6 +368,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--conversations", nargs="+", type=Path, required=True,
                         help="LoCoMo conversation files (conv-*.json, or locomo10.json)")
     parser.add_argument("--json", type=Path, help="write the headline figures here")
+    parser.add_argument("--model", help="another embedding model, by a name RECALL_MODELS maps to its "
+                        "offline folder (default: the packaged all-MiniLM-L6-v2)")
     parser.add_argument("--results", type=Path, default=ROOT / "results" / "locomo",
                         help="folder for the report, plot and per-question file (default results/locomo)")
     parser.add_argument("--cache", type=Path, default=ROOT / "results" / "cache",
@@ -389,7 +391,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    model = configure_model()
+    model = configure_model(args.model)
     from memgraph_recall.client import setup_store
     from memgraph_recall.datasets.locomo import build_graph
     from memgraph_recall.embedded import Runtime
@@ -459,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                               shown) for user in data.users},
         "misses": miss_buckets(questions), "fact_sources": sum(len(v) for v in fact_sources.values()),
     }
-    write_report(args.results, info, results, extra, questions)
+    write_report(args.results, info, results, extra, questions, model.rsplit("/", 1)[-1])
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     head = results["side_by_side"]["recall"]

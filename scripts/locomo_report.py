@@ -75,7 +75,7 @@ def _miss_lines(misses: dict) -> list[str]:
     ]
 
 
-def plot(path: Path, side: dict[str, dict]) -> None:
+def plot(path: Path, side: dict[str, dict], model: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -94,21 +94,22 @@ def plot(path: Path, side: dict[str, dict]) -> None:
     ax.axvline(0.72, color="#c53030", linestyle=":", linewidth=1)
     ax.set_xlim(0, 1.05)
     ax.set_xlabel("share of category 1-4 questions with ALL evidence turns shown")
-    ax.set_title("LoCoMo evidence recall (embedded runtime, all-MiniLM-L6-v2)")
+    ax.set_title(f"LoCoMo evidence recall (embedded runtime, {model})")
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def write_report(out_dir: Path, info: dict, results: dict, extra: dict, questions: list[dict]) -> None:
+def write_report(out_dir: Path, info: dict, results: dict, extra: dict, questions: list[dict],
+                 model: str = "all-MiniLM-L6-v2") -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     side = results["side_by_side"]
     head = side["recall"]
     lines = [
         "# LoCoMo evidence recall", "",
         "Figures from the **embedded runtime** (the in-process stand-in for Memgraph's procedure host), "
-        "model all-MiniLM-L6-v2. Headline: share of questions whose evidence turns ALL appear as TURN rows "
+        f"model {model}. Headline: share of questions whose evidence turns ALL appear as TURN rows "
         "of `recall.render`, at the default budget (8,000 characters of rendered text), at 4,000, and with "
         "the character budget off at 24 TURN rows and at 10 (the first 10 of the same ranking); a message "
         "said again word for word is shown once and counts as shown; category 5 (adversarial) is reported "
@@ -148,7 +149,7 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, question
         "## Where recall misses (categories 1-4)", "", *_miss_lines(extra["misses"]), "",
         "![evidence recall](locomo.png)", ""]
     (out_dir / "README.md").write_text("\n".join(lines))
-    plot(out_dir / "locomo.png", side)
+    plot(out_dir / "locomo.png", side, model)
     (out_dir / "questions.jsonl").write_text("".join(json.dumps(entry) + "\n" for entry in questions))
     details = {"provenance": info, **results, **extra}
     (out_dir / "details.json").write_text(json.dumps(details, indent=1, default=str))
