@@ -21,10 +21,11 @@ call (`entry`):
 - the rolling check (`rolling`, `recheck`): what the structure cannot see (edited properties and
   labels, parents from elsewhere, what was turned away, chunks, mentions and facts extracted later,
   notes) is read again unit by unit, each within `max_age` (`RECALL_CACHE_MAX_AGE`, 60 s) of its last
-  reading, a share on each call in proportion to the time since the user's last call and at most
-  `check_reads` (`RECALL_CACHE_CHECK_READS`) procedure-API calls' worth: a user called often pays a
-  little on every call, one called after a pause one reading of every unit (never a cold build: the
-  cap), and a user heavier than the cap per maximum age is read over its next calls. A changed unit of
+  reading, in proportion to the time since the user's last call, in slices of at least `check_slice`
+  (`RECALL_CACHE_CHECK_SLICE`) and at most `check_reads` (`RECALL_CACHE_CHECK_READS`) procedure-API
+  calls' worth: a user called often pays a slice on some calls and nothing on the others, one called
+  after a pause one reading of every unit (never a cold build: the cap), and a user heavier than the
+  cap per maximum age is read over its next calls. A changed unit of
   the turn side builds the user again, taking over the turns but the changed ones, each keeping its
   last reading (`Rota.carried`); of the fact side, re-reads the facts. Why it costs what a renewal
   needs, not a build: it reads no vector (a function of the text) and no structure the call's
@@ -114,6 +115,8 @@ DEFAULT_BYTES = 1 << 30
 DEFAULT_MAX_AGE = 60.0
 #: What the rolling check may read per call, in procedure-API calls (`rolling`).
 DEFAULT_CHECK_READS = 30_000
+#: The least it reads once it reads at all, in procedure-API calls (`rolling`: ~2 ms in the stand-in).
+DEFAULT_CHECK_SLICE = 2_000
 #: Awaited vectors looked for per call (see `pickup`).
 PICKUP_LIMIT = 2000
 
@@ -156,6 +159,7 @@ class CacheSettings:
     unique_action_ids: bool = False  # the operator's word that no action_id is held twice
     problem: str | None = None  # a configuration error, reported by recall.status (defaults are used)
     check_reads: int = DEFAULT_CHECK_READS  # the rolling check's reads per call at most
+    check_slice: int = DEFAULT_CHECK_SLICE  # ... and at least, once it reads (0: a share on every call)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "CacheSettings":
@@ -164,10 +168,12 @@ class CacheSettings:
         max_bytes = env_number(env, "RECALL_CACHE_BYTES", int, DEFAULT_BYTES, 0, problems)
         max_age = env_number(env, "RECALL_CACHE_MAX_AGE", float, DEFAULT_MAX_AGE, 0, problems)
         check_reads = env_number(env, "RECALL_CACHE_CHECK_READS", int, DEFAULT_CHECK_READS, 1, problems)
+        check_slice = env_number(env, "RECALL_CACHE_CHECK_SLICE", int, DEFAULT_CHECK_SLICE, 0, problems)
         unique = env.get("RECALL_ACTION_IDS_UNIQUE", "").strip().lower()
         if unique not in ("", "true", "false"):
             problems.append(f"RECALL_ACTION_IDS_UNIQUE must be true or false, got {unique!r}")
-        return cls(max_bytes, max_age, unique == "true", "; ".join(problems) or None, check_reads)
+        return cls(max_bytes, max_age, unique == "true", "; ".join(problems) or None, check_reads,
+                   check_slice)
 
 
 @dataclass(frozen=True)
@@ -428,7 +434,7 @@ class RecallCache:
         when one differs (None when none does). `holders_read`: the call's structure check read every
         holder's edge ids (the bare forms); else the due holders' are read here."""
         rota, settings = entry.rota, self.settings
-        due = rota.due(call.now, settings.max_age, settings.check_reads)
+        due = rota.due(call.now, settings.max_age, settings.check_reads, settings.check_slice)
         units = rota.units.take(due.positions)
         if not len(units):
             rota.settle(due, call.now)

@@ -66,6 +66,33 @@ def test_calls_in_quick_succession_read_even_slices_and_every_unit_once_per_maxi
         assert times[0] <= MAX_AGE and all(b - a <= MAX_AGE for a, b in zip(times, times[1:], strict=False))
 
 
+def test_with_a_slice_calls_read_nothing_until_the_credit_pays_for_one_and_each_unit_within_the_max_age():
+    rota = ring([5] * 120, now=0.0)  # 600 weight; a call every half second earns 5
+    seen: dict[int, list[float]] = {}
+    reading = 0
+    for step in range(1, 241):  # two maximum ages
+        now = step * 0.5
+        due = rota.due(now, 60.0, 10**9, least=100)
+        taken = rota.units.ids[due.positions].tolist()
+        rota.settle(due, now)
+        assert taken == [] or 19 <= len(taken) <= 20  # nothing, or a slice: 100 weight, 20 units
+        reading += bool(taken)
+        for vertex_id in taken:
+            seen.setdefault(vertex_id, []).append(now)
+    assert reading <= 240 // 19
+    assert sorted(seen) == list(range(120))
+    for times in seen.values():
+        assert times[0] <= MAX_AGE and all(b - a <= MAX_AGE for a, b in zip(times, times[1:], strict=False))
+
+
+def test_a_slice_larger_than_the_ring_or_the_cap_waits_for_the_smaller():
+    rota = ring([5] * 10, now=0.0)  # 50 weight
+    assert rota.due(30.0, 60.0, 10**9, least=1000).positions.size == 0  # 25 earned of the ring's 50
+    assert rota.due(60.0, 60.0, 10**9, least=1000).positions.size == 10  # the whole ring, also due
+    rota = ring([5] * 10, now=0.0)
+    assert rota.due(12.0, 60.0, 10, least=1000).positions.size == 2  # the cap: 10 weight earned
+
+
 def test_after_a_pause_longer_than_the_maximum_age_everything_is_read_at_once():
     rota = ring([5] * 50, now=0.0)
     assert read(rota, 10.0) == list(range(8))  # a share: 50 x 10 / 60 units, rounded down
@@ -388,7 +415,9 @@ def test_nothing_changed_every_unit_is_read_past_the_maximum_age_and_nothing_ren
 
 
 @pytest.mark.parametrize("form", FORMS)
-def test_a_user_called_often_reads_a_share_per_call_and_is_current_by_the_maximum_age(form):
+def test_a_user_called_often_reads_a_share_per_call_and_is_current_by_the_maximum_age(monkeypatch, form):
+    """With no slice (`RECALL_CACHE_CHECK_SLICE=0`) every call reads its share."""
+    monkeypatch.setenv("RECALL_CACHE_CHECK_SLICE", "0")
     rt, cache, now = started(form)
     (entry,) = cache._entries.values()
     total = entry.rota.total
@@ -403,6 +432,36 @@ def test_a_user_called_often_reads_a_share_per_call_and_is_current_by_the_maximu
         if seen_at is None and "okapi" in text:
             seen_at = step
     assert seen_at is not None and seen_at <= 20
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_user_called_often_reads_slices_on_a_few_calls_and_is_current_by_the_max_age(monkeypatch, form):
+    """With a slice, a call reads nothing until the credit pays for one, then what the credit pays for
+    (the slice, less at most one unit): most calls read nothing, and an edit is still seen within the
+    maximum age."""
+    slice_weight = 40
+    monkeypatch.setenv("RECALL_CACHE_CHECK_SLICE", str(slice_weight))
+    rt, cache, now = started(form)
+    (entry,) = cache._entries.values()
+    weights = dict(zip(entry.rota.units.ids.tolist(), entry.rota.units.weights.tolist(), strict=True))
+    total = entry.rota.total
+    assert total > 2 * slice_weight
+    edit_zebra_same_length(rt)
+    seen_at, reading_calls = None, 0
+    for step in range(1, 21):  # a call every twentieth of the maximum age
+        now[0] += MAX_AGE / 20
+        (entry,) = cache._entries.values()
+        stamps, before = entry.rota.read_at.copy(), cache.units_read
+        text = shown(rt, form, "x", "okapi", lanes=["text"])
+        if cache.units_read > before:
+            reading_calls += 1
+            read = entry.rota.read_at != stamps  # the ring it read (a renewal replaces the entry after)
+            taken = sum(weights[i] for i in entry.rota.units.ids[read].tolist())
+            assert taken > slice_weight - max(weights.values())  # the credit paid for a slice
+        if seen_at is None and "okapi" in text:
+            seen_at = step
+    assert seen_at is not None and seen_at <= 20
+    assert 0 < reading_calls <= total // slice_weight + 1 < 20  # most calls read nothing
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -493,10 +552,11 @@ def test_an_ontology_edited_later_is_read_within_the_maximum_age(form):
     assert entry.snapshot.relation_descriptions == {"IN_TOWN": "where a place lies"}
 
 
-def test_a_row_the_rolling_check_read_in_the_same_call_is_still_walked_up_to_the_user():
+def test_a_row_the_rolling_check_read_in_the_same_call_is_still_walked_up_to_the_user(monkeypatch):
     """Verification takes an Action the rolling check read in its own call as read (label, id, fields),
     never its parents: a session given to another user, behind a stale fast-shape signature that hides
     it from the structure check, is refused."""
+    monkeypatch.setenv("RECALL_CACHE_CHECK_SLICE", "0")  # the call reads exactly its share: the Actions
     rt, cache, now = started("fast")
     (fact,) = [e.id for e in rt.store.get_vertex(vertex(rt, "Place", "text", "Porto")).in_edges]
     rt.store.delete_edge(fact)  # no fact cites x-1: only turns are verified below
