@@ -56,6 +56,12 @@ KINDS = ("call", "write", "unknown")
 AGED_SAMPLES = 16
 
 
+def in_turn(number: int) -> tuple[str, ...]:
+    """The order the two versions make call `number` in: this checkout first when it is even (what
+    `by_position` reads back)."""
+    return VERSIONS if number % 2 == 0 else VERSIONS[::-1]
+
+
 def side_by_side(this: Path, baseline: Path):
     """Two runtimes, one per query_modules folder, the second serving the first's default store.
     recall_lib is imported once per process by name, so the first tree's helpers are dropped from
@@ -99,7 +105,7 @@ def one_case(users: int, form: str, calls: int, baseline: Path, configs: dict[st
     # Both versions' first call of each user side by side, the order alternated: neither version's
     # rolling check starts with a longer pause behind it than the other's.
     for number, user_id in enumerate(pool):
-        for version in VERSIONS if number % 2 == 0 else VERSIONS[::-1]:
+        for version in in_turn(number):
             if not benches[version].call(user_id):
                 raise SystemExit(f"{user_id}: no rows from a known user, the A/B would time nothing")
     gc.collect()
@@ -108,7 +114,7 @@ def one_case(users: int, form: str, calls: int, baseline: Path, configs: dict[st
     for number, (kind, user_id) in enumerate(mixed_plan(pool, calls, seed)):
         if kind == "write":
             benches["this"].write_session(user_id)  # one store: both versions see the write
-        for version in VERSIONS if number % 2 == 0 else VERSIONS[::-1]:
+        for version in in_turn(number):
             bench = benches[version]
             bench.asked = number  # the same question for both
             start_wall, start_cpu = time.perf_counter(), time.thread_time()
@@ -133,7 +139,7 @@ def after_max_age(
         for bench in benches.values():
             bench.call(user_id)  # current in both, so the pause alone makes the next call renew
         time.sleep(max_age + min(0.25, max_age))
-        for version in VERSIONS if number % 2 == 0 else VERSIONS[::-1]:
+        for version in in_turn(number):
             bench = benches[version]
             if number < samples:
                 start = time.thread_time()
