@@ -24,8 +24,9 @@ as many messages again), with the indexes `memgraph-recall setup` creates. Phase
 `--samples` pairs of each building phase (cold, after a deletion), `--call-samples` of the others.
 Figures: the calling thread's CPU per call (in Memgraph the GIL is held for a whole Python procedure
 call: CPU per call is the throughput an instance gets), the mean of each version's median as first and
-as second of its pair, those positions' ratios, and one counted call's procedure-API calls. Embedded
-runtime figures, not Memgraph's.
+as second of its pair, those positions' ratios, and one counted call's procedure-API calls. Measured
+in a child process (both versions' helper packages are loaded into it). Embedded runtime figures,
+not Memgraph's.
 
     python scripts/bench_scale_ab.py --baseline ../parent/query_modules --size 100000
 """
@@ -35,6 +36,7 @@ import gc
 import itertools
 import json
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -205,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"pairs of the other calls per phase and form, even (default {CALL_SAMPLES})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--results", type=Path, default=ROOT / "results" / "scale-ab")
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not (args.baseline / "recall.py").is_file():
         raise SystemExit(f"--baseline: expected a query_modules folder with recall.py, got {args.baseline}")
@@ -213,8 +216,13 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in (("--samples", args.samples), ("--call-samples", args.call_samples)):
         if value < 2 or value % 2:
             raise SystemExit(f"{name}: expected an even number >= 2, got {value}")
+    if args.one:  # the measuring process: both versions' modules loaded into it, its own memory
+        print(json.dumps(measure(args.size, args.baseline, args.samples, args.seed, args.call_samples)))
+        return 0
     load_before = load_average()
-    result = measure(args.size, args.baseline, args.samples, args.seed, args.call_samples)
+    command = [sys.executable, __file__, *(argv if argv is not None else sys.argv[1:]), "--one"]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
     info = {**provenance(sys.argv if argv is None else [__file__, *argv]),
             "this": modules_of(ROOT / "query_modules"), "baseline": modules_of(args.baseline),
             "load_before": load_before, "load_after": load_average()}
