@@ -35,7 +35,6 @@ import argparse
 import gc
 import itertools
 import json
-import statistics
 import subprocess
 import sys
 import time
@@ -55,7 +54,7 @@ from bench_common import (  # noqa: E402
     provenance_lines,
 )
 from bench_scale import FORM_NAMES, FORMS, Bench, aged_clock, delete_session, write_session  # noqa: E402
-from bench_tenants_ab import VERSIONS, by_position, in_turn, side_by_side  # noqa: E402
+from bench_tenants_ab import VERSIONS, in_turn, paired_cells, side_by_side  # noqa: E402
 
 #: bench_scale's order: the warm and refresh pairs follow the cold builds within the maximum age, as a
 #: user's calls after its first would; past it, every unit is due and each call reads up to the cap.
@@ -160,12 +159,7 @@ def measure(size: int, baseline: Path, samples: int, seed: int, call_samples: in
 
 
 def phase_row(form: str, phase: str, cpu: dict[str, list[float]], api: dict[str, int]) -> list:
-    positions = by_position(cpu)
-    ms = {v: statistics.fmean(positions[v]) for v in VERSIONS}
-    return [FORM_NAMES[form], PHASE_NAMES[phase], round(ms["this"], 1), round(ms["baseline"], 1),
-            f"{ms['this'] / ms['baseline']:.3f}x",
-            *(f"{a / b:.3f}x" for a, b in zip(positions["this"], positions["baseline"], strict=True)),
-            api["this"], api["baseline"], f"{api['this'] / api['baseline']:.3f}x"]
+    return [FORM_NAMES[form], PHASE_NAMES[phase], *paired_cells(cpu, api, digits=1)]
 
 
 def report(folder: Path, info: dict, result: dict) -> list[list]:

@@ -184,11 +184,15 @@ def by_position(samples: dict[str, list[float]]) -> dict[str, tuple[float, float
 def aged_row(case: dict) -> list:
     """The first call after the max age: each version's CPU (the mean of its two positions' medians,
     so that neither gains from going second more often) and API calls, and their ratios."""
-    positions = by_position(case["after_max_age_cpu"])
+    return [case["form"], case["users"], *paired_cells(case["after_max_age_cpu"], case["after_max_age_api"])]
+
+
+def paired_cells(cpu: dict[str, list[float]], api: dict[str, int], digits: int = 2) -> list:
+    """Each version's CPU ms (the mean of its medians as first and as second, `by_position`), their
+    ratio, each position's ratio, and each version's procedure-API calls with their ratio."""
+    positions = by_position(cpu)
     ms = {v: statistics.fmean(positions[v]) for v in VERSIONS}
-    api = case["after_max_age_api"]
-    return [case["form"], case["users"], round(ms["this"], 2), round(ms["baseline"], 2),
-            f"{ms['this'] / ms['baseline']:.3f}x",
+    return [round(ms["this"], digits), round(ms["baseline"], digits), f"{ms['this'] / ms['baseline']:.3f}x",
             *(f"{a / b:.3f}x" for a, b in zip(positions["this"], positions["baseline"], strict=True)),
             api["this"], api["baseline"], f"{api['this'] / api['baseline']:.3f}x"]
 
