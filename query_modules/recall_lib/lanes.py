@@ -7,6 +7,7 @@ item's position in the snapshot (turns are in time order), so the same question 
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from itertools import islice
 from typing import NamedTuple
 
@@ -159,13 +160,35 @@ class Candidates:
         return Candidates(self.turns[:n], self.scores[:n], self.passages[:n], self.facts[:n])
 
     def at(self, position: int) -> Candidate:
-        passage, fact = int(self.passages[position]), int(self.facts[position])
+        turns, scores, passages, facts = self._listed
+        passage, fact = passages[position], facts[position]
         return Candidate(
-            int(self.turns[position]),
-            float(self.scores[position]),
-            passage if passage >= 0 else None,
-            fact if fact >= 0 else None,
+            turns[position], scores[position], passage if passage >= 0 else None, fact if fact >= 0 else None
         )
+
+    @cached_property
+    def _listed(self) -> tuple[list, list, list, list]:
+        """The arrays as Python lists, made once: `at` runs for every shown turn (a fused row reads
+        each lane that found it), and reading a numpy array one element at a time costs ~10x."""
+        return self.turns.tolist(), self.scores.tolist(), self.passages.tolist(), self.facts.tolist()
+
+
+class TurnHits:
+    """The hit for a turn at its rank in a turn lane (`_turn_hit`), made once per call: the lane's own
+    hits (`recall.lanes`) and the fused rows that lane found (`found_by`) are the same hits."""
+
+    def __init__(
+        self, snapshot: UserSnapshot, candidates: dict[str, Candidates], matched: MatchedPassages
+    ) -> None:
+        self.snapshot, self.candidates, self.matched = snapshot, candidates, matched
+        self._made: dict[tuple[str, int], Hit] = {}
+
+    def at(self, lane: str, rank: int) -> Hit:
+        hit = self._made.get((lane, rank))
+        if hit is None:
+            candidate = self.candidates[lane].at(rank - 1)
+            hit = self._made[lane, rank] = _turn_hit(self.snapshot, lane, rank, candidate, self.matched)
+        return hit
 
 
 #: The lanes whose hits are turns; each votes in the fused ranking (`ranking.rank_turns`), as do the
@@ -245,42 +268,38 @@ def run_lanes(
     if (len(fact_pool) or fact_hits) and settings.fact_turns_k:
         candidates["fact_turns"] = fact_turn_candidates(snapshot, fact_pool, fact_hits, turn_ok).head(depth)
     widths = {"text": settings.text_k, "fact_turns": settings.fact_turns_k, "turns": settings.turns_k}
+    turn_hits = TurnHits(snapshot, candidates, matched)
     for lane in TURN_LANES:
         if lane in candidates:
             shown = min(widths[lane], len(candidates[lane]))
-            hits[lane] = tuple(
-                _turn_hit(snapshot, lane, rank, candidates[lane].at(rank - 1), matched)
-                for rank in range(1, shown + 1)
-            )
+            hits[lane] = tuple(turn_hits.at(lane, rank) for rank in range(1, shown + 1))
     windows, date_notes = history_windows(question.dates, snapshot.turn_facts.epoch)
-    hits["fused"] = fused_turns(
-        snapshot, candidates, turn_ok, settings, speaker, question, windows, matched, abort
-    )
+    hits["fused"] = fused_turns(turn_hits, turn_ok, settings, speaker, question, windows, abort)
     return LaneResults(hits, vector_off, terms, (*question.described(), *date_notes), matched=matched)
 
 
 # -- turn rows -------------------------------------------------------------------------------------
 def fused_turns(
-    snapshot: UserSnapshot,
-    candidates: dict[str, Candidates],
+    turn_hits: TurnHits,
     turn_ok: np.ndarray,
     settings: RecallConfig,
     speaker: str | None,
     question: Question,
     windows: Sequence[DayWindow],
-    matched: MatchedPassages,
     abort: Callable[[], None] = _no_abort,
 ) -> tuple[Hit, ...]:
-    """The `fused` lane: the TURN rows, the best `turns_budget` turns of all turn lanes and signals;
-    `windows`: the days the question names, as the history settles them (`day_windows`).
+    """The `fused` lane: the TURN rows, the best `turns_budget` turns of all turn lanes and signals
+    (`turn_hits.candidates`); `windows`: the days the question names, as the history settles them
+    (`day_windows`).
 
     Each hit's `via` says what put it there (lane ranks and lifts, for `explain`); its passage is the one
     a lane found it at (the vector lane's passage first, then the fact's sentence, then the words).
     """
     votes = {  # a turn at cosine <= 0 was not found at all (a vector lane's scores fall: a prefix)
         lane: found.turns[found.scores > 0] if lane in VECTOR_TURN_LANES else found.turns
-        for lane, found in candidates.items()
+        for lane, found in turn_hits.candidates.items()
     }
+    snapshot = turn_hits.snapshot
     ranked = rank_turns(
         votes,
         snapshot.turn_facts,
@@ -296,13 +315,10 @@ def fused_turns(
     for count, item in enumerate(ranked):
         if count % _ABORT_EVERY == 0:
             abort()  # a budget an operator raised can make this loop long
-        found_by = tuple(
-            _turn_hit(snapshot, lane, rank, candidates[lane].at(rank - 1), matched)
-            for lane, rank in item.lanes
-        )
-        by_lane = {hit.lane: hit for hit in found_by}
-        best = next((by_lane[lane] for lane in PASSAGE_LANES if lane in by_lane), None)
-        passage = best.passage if best else matched.turn(item.turn)
+        found_by = tuple(turn_hits.at(lane, rank) for lane, rank in item.lanes)
+        passage = _shown_passage(found_by)
+        if passage is None:
+            passage = turn_hits.matched.turn(item.turn)
         hit = Hit("fused", item.rank, item.score, item.turn, passage, found_by=found_by, lifts=item.lifts)
         hits.append(hit)
     return tuple(hits)
@@ -310,6 +326,13 @@ def fused_turns(
 
 #: Whose passage a fused turn shows when several lanes found it: the vector's, the fact's, the words'.
 PASSAGE_LANES = ("turns", "fact_turns", "text", "feedback", "instructions", "rules")
+_PASSAGE_ORDER = {lane: place for place, lane in enumerate(PASSAGE_LANES)}
+
+
+def _shown_passage(found_by: Sequence[Hit]) -> int | None:
+    """The passage of the hit of the first lane in `PASSAGE_LANES` that found the turn (None: none did)."""
+    best = min(found_by, key=lambda hit: _PASSAGE_ORDER.get(hit.lane, len(PASSAGE_LANES)), default=None)
+    return best.passage if best is not None and best.lane in _PASSAGE_ORDER else None
 
 
 def _turn_hit(

@@ -156,7 +156,7 @@ def opener_lift(
     firsts = facts.openers[candidates]
     keep = (firsts >= 0) & (firsts != candidates)
     firsts, best = distinct_max(firsts[keep], base[keep])
-    asked = np.array([facts.roles[t] == role for t in firsts.tolist()], dtype=bool)
+    asked = _equal(facts.roles, firsts, role)
     return firsts[asked], best[asked]
 
 
@@ -246,7 +246,7 @@ def other_side_shares(turns: np.ndarray, roles: Sequence[str], role: str, share:
     fills the budget with replies next to the best hit, crowding out the asked side's turns in other
     sessions, which are the second and third pieces of evidence a counting question needs.
     """
-    return np.array([1.0 if roles[t] == role else share for t in turns.tolist()])
+    return np.where(_equal(roles, turns, role), 1.0, share)
 
 
 def session_spread(turns: np.ndarray, score: np.ndarray, sessions: np.ndarray, weight: float) -> np.ndarray:
@@ -289,10 +289,10 @@ def rank_turns(
         return []
     factors: list[tuple[str, np.ndarray, float]] = []
     if speaker is not None and weights.speaker_boost:
-        spoken = np.array([facts.speakers[t] == speaker for t in candidates.tolist()], dtype=bool)
+        spoken = _equal(facts.speakers, candidates, speaker)
         factors.append(("speaker", spoken, 1.0 + weights.speaker_boost))
     if role is not None and weights.role_boost and len(facts.roles):
-        said = np.array([facts.roles[t] == role for t in candidates.tolist()], dtype=bool)
+        said = _equal(facts.roles, candidates, role)
         factors.append(("role", said, 1.0 + weights.role_boost))
     if windows and weights.date_boost:
         factors.append(("date", in_windows(facts.epoch[candidates], windows), 1.0 + weights.date_boost))
@@ -357,6 +357,15 @@ def rank_turns(
         found = tuple((lane, ranks[place]) for lane, ranks in lane_ranks if ranks[place])
         ranked.append(RankedTurn(turn, place + 1, turn_score, found, tuple(lifts)))
     return ranked
+
+
+def _equal(values: Sequence[str], turns: np.ndarray, wanted: str) -> np.ndarray:
+    """Per turn of `turns`: whether `values[turn] == wanted`. A snapshot's columns read the lot in one
+    call (`turn_table.Column.values_at`): the signals read hundreds of turns' roles a call."""
+    indices = turns.tolist()
+    values_at = getattr(values, "values_at", None)
+    read = values_at(indices) if values_at is not None else [values[t] for t in indices]
+    return np.array([value == wanted for value in read], dtype=bool)
 
 
 def _last_ranks(lane_turns: Sequence[int], turns: np.ndarray) -> np.ndarray:

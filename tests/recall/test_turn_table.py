@@ -100,3 +100,12 @@ def test_a_column_slices_only_its_own_rows():
     ids = [t.action_id for t in TURNS[:2]]
     for piece in (slice(None), slice(1, None), slice(None, None, -1), slice(-1, None), slice(0, 9)):
         assert base.action_ids[piece] == ids[piece] and first.action_ids[piece] == ids[piece]
+
+
+def test_a_column_reads_many_of_its_own_rows_at_once_and_none_past_them():
+    base = TurnTable.of(TURNS[:2])
+    base + TurnTable.of(TURNS[2:])  # grows base's lists in place: rows 2-3 are not base's
+    assert base.action_ids.values_at([1, 0, 1]) == ["a1", "a0", "a1"] and base.texts.values_at([]) == []
+    for outside in ([2], [0, -1]):
+        with pytest.raises(IndexError):
+            base.action_ids.values_at(outside)
