@@ -53,6 +53,7 @@ class RecallConfig:
     gather_piece_chars: int = 200  # under a budget, a gathering question's shortest piece (0: as any)
     turns_budget: int = 24  # the cap on TURN rows; see `default_turns_budget`
     fusion_k: int = 5
+    gather_fusion_k: int = 5  # the fusion's constant for a question that gathers (see `ranking`)
     fusion_depth: int = 300
     speaker_boost: float = 1.0
     session_boost: float = 0.2
@@ -92,6 +93,7 @@ class RecallConfig:
             self.other_side_spill,
             self.session_spread,
             self.opener_boost,
+            self.gather_fusion_k,
         )
 
 
@@ -314,6 +316,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "gather_piece_chars": (_bounded_int(0, MAX_PIECE_CHARS), ("render",)),
     "turns_budget": (_count, _QUERYING),
     "fusion_k": (_bounded_int(1, 1000), _QUERYING),
+    "gather_fusion_k": (_bounded_int(1, 1000), _QUERYING),
     "fusion_depth": (_positive, _QUERYING),
     "speaker_boost": (_bounded_number(0, 10), _QUERYING),
     "session_boost": (_bounded_number(0, 2), _QUERYING),

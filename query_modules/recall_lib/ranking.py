@@ -4,7 +4,7 @@ Why one ranking: the lanes often find the same turn (by its words, its vector, t
 turn several lanes rank fairly high is more often the one asked about than one lane's k-th best. So
 the TURN rows are the best `budget` turns of one score, not fixed widths per lane:
 
-    base(t)  = sum over lanes of 1 / (fusion_k + rank of t in the lane)    (reciprocal-rank fusion;
+    base(t)  = sum over lanes of 1 / (k + rank of t in the lane)           (reciprocal-rank fusion;
                the lanes: text, turns, fact_turns, and for a question that gathers occasions the
                turns lane's feedback pass, for a request on the user's side its instructions pass,
                for any question its rules pass, `lanes.turn_candidates`, for a question listing
@@ -26,6 +26,11 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                                       when the question gathers several occasions ("how many",
                                       "in total", "the order of": `question.Question.gathers`),
                                       else score(t)
+
+k is `fusion_k`, and `gather_fusion_k` for a question that gathers: a small k makes the fusion top-heavy
+(a lane's first turns far ahead of its tenth), right for a question one turn answers; a question that
+gathers is answered by many turns, each a moderate match, and a flatter fusion lets turns several
+lanes rank moderately high outrank one lane's single best.
 
 Each signal is a function below with the reason it exists. A turn lifted only by a neighbour passes
 the same filters as any candidate (`allowed`); the caller verifies every shown row against the graph.
@@ -62,6 +67,11 @@ class RankingWeights:
     other_side_spill: float = 1.0
     session_spread: float = 0.0
     opener_boost: float = 0.0
+    gather_fusion_k: int | None = None  # a gathering question's fusion constant (None: `fusion_k`)
+
+    def fusion_for(self, gathers: bool) -> int:
+        """The fusion's constant: flatter for a question that gathers (see the module docstring)."""
+        return self.gather_fusion_k if gathers and self.gather_fusion_k is not None else self.fusion_k
 
 
 @dataclass(frozen=True)
@@ -284,7 +294,7 @@ def rank_turns(
     `gathers`: the question gathers several occasions (`question.Question.gathers`)."""
     if budget <= 0:
         return []
-    candidates, base = fuse(lanes, weights.fusion_k)
+    candidates, base = fuse(lanes, weights.fusion_for(gathers))
     if not len(candidates):
         return []
     factors: list[tuple[str, np.ndarray, float]] = []

@@ -50,6 +50,18 @@ def test_fusion_rewards_agreement_between_lanes():
     assert order({"text": [0, 2], "turns": [5, 2]}, facts, OFF) == [2, 0, 5]
 
 
+def test_a_question_that_gathers_fuses_flatter_so_agreement_deep_in_the_lanes_beats_one_top_hit():
+    # Turn 0 is first in the text lane only; turn 11 is tenth in both. Top-heavy (k = 5): 1/6 > 2/15;
+    # flat (k = 60): 1/61 < 2/70.
+    lanes = {"text": [0, *range(1, 10), 11], "turns": [*range(20, 29), 11]}
+    facts = conversation(["a"] * 30)
+    flat = replace(OFF, gather_fusion_k=60)
+    assert order(lanes, facts, flat, budget=1, gathers=True) == [11]
+    assert order(lanes, facts, flat, budget=1) == [0]  # a question that does not gather: fusion_k
+    assert order(lanes, facts, replace(flat, gather_fusion_k=None), budget=1, gathers=True) == [0]
+    assert order(lanes, facts, replace(flat, gather_fusion_k=5), budget=1, gathers=True) == [0]
+
+
 def test_budget_is_one_number_across_lanes_not_a_width_per_lane():
     # The text lane's top three all beat the vector lane's second: a global top-3 takes them.
     facts = conversation(["a", "b", "c", "d", "e", "f"])
