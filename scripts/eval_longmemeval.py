@@ -26,7 +26,7 @@ import numpy as np
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import ROOT, configure_model, fast_call, graph_cache_key, provenance  # noqa: E402
+from bench_common import ROOT, configure_model, fast_call, graph_cache_key, provenance, use_recall_lib  # noqa: E402
 from eval_common import (  # noqa: E402
     BUDGETS,
     DEFAULT_BUDGET,
@@ -168,12 +168,20 @@ def read_turns(vertices: ActionVertices, questions: Sequence,
     return users, by_minute
 
 
-def select(questions: Sequence, types: Sequence[str] | None, limit: int | None) -> tuple[list, list]:
+def select(questions: Sequence, types: Sequence[str] | None, limit: int | None,
+           gathering: bool = False) -> tuple[list, list]:
     """(questions to embed, questions to score). Abstention questions are never scored; without --limit
-    they are embedded with the rest, so a run over the whole file completes the cached graph."""
+    or --gathering they are embedded with the rest, so a run over the whole file completes the cached
+    graph. `gathering`: only the questions the module reads as gathering several occasions
+    (`question.Question.gathers`), the only ones a gathering signal changes; only those are embedded."""
     chosen = [q for q in questions if types is None or q.question_type in types]
+    if gathering:
+        use_recall_lib()
+        from recall_lib.question import read_question
+
+        chosen = [q for q in chosen if read_question(q.question, q.today).gathers]
     scored = [q for q in chosen if not q.abstention]
-    if limit is not None:
+    if limit is not None or gathering:
         scored = scored[:limit]
         return scored, scored
     return chosen, scored
@@ -189,6 +197,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="only the first N scored questions (quick checks; only those are embedded)")
     parser.add_argument("--types", nargs="+", default=None, metavar="TYPE",
                         help=f"only these question types: {', '.join(QUESTION_TYPES)}")
+    parser.add_argument("--gathering", action="store_true",
+                        help="only the questions read as gathering several occasions (what a gathering "
+                             "signal changes; only those are embedded)")
     parser.add_argument("--results", type=Path, default=ROOT / "results" / "longmemeval",
                         help="folder for the report, plot and per-question file (default "
                              "results/longmemeval)")
@@ -226,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data = longmemeval.load(args.data)
     except ValueError as exc:
         raise SystemExit(f"--data: {exc}") from None
-    to_embed, scored = select(data.questions, args.types, args.limit)
+    to_embed, scored = select(data.questions, args.types, args.limit, args.gathering)
     if not scored:
         raise SystemExit("--types/--limit: no question to score")
     runtime = Runtime(query_modules_dir())

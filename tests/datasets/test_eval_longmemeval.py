@@ -58,6 +58,12 @@ def test_selection_scores_no_abstention_and_embeds_only_what_a_limit_keeps():
     assert [q.question_id for q in scored] == ["hq-plants"]
 
 
+def test_the_gathering_selection_keeps_and_embeds_only_the_questions_read_as_gathering():
+    questions = build_graph(history()).questions  # "How many ... in total?" gathers; the others do not
+    embed, scored = eval_longmemeval.select(questions, None, None, gathering=True)
+    assert [q.question_id for q in embed] == [q.question_id for q in scored] == ["hq-plants"]
+
+
 def test_one_command_resumes_after_a_kill_and_reuses_the_cache(tmp_path, monkeypatch):
     path = write(tmp_path)
     results, cache = tmp_path / "res", tmp_path / "cache"
