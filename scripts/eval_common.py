@@ -62,9 +62,10 @@ SIGNALS = {
     "instructions": {"instruction_turns": 0},
     "rules": {"rule_turns": 0},
     "facets": {"facet_turns": 0},
+    "gather fusion": {"gather_fusion_k": 5},  # as fusion_k: the fusion as for any question
     "gather pieces": {"gather_piece_chars": 0},  # rendering, not ranking: changes character budgets only
     "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0,
-                    "role_boost": 0, "session_spread": 0, "opener_boost": 0},
+                    "role_boost": 0, "session_spread": 0, "opener_boost": 0, "gather_fusion_k": 5},
 }
 #: A rendered TURN row's session and minute, which name its turn (`TURN [session s1, 2023-05-20T02:21, x]`).
 TURN_ROW = re.compile(r"^TURN \[session (?P<session>[^,\]]+), (?P<minute>\d{4}-\d\d-\d\dT\d\d:\d\d)[,\]]")

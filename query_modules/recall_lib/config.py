@@ -53,7 +53,7 @@ class RecallConfig:
     gather_piece_chars: int = 200  # under a budget, a gathering question's shortest piece (0: as any)
     turns_budget: int = 24  # the cap on TURN rows; see `default_turns_budget`
     fusion_k: int = 5
-    gather_fusion_k: int = 5  # the fusion's constant for a question that gathers (see `ranking`)
+    gather_fusion_k: int = 20  # the fusion's constant for a question that gathers (see `ranking`)
     fusion_depth: int = 300
     speaker_boost: float = 1.0
     session_boost: float = 0.2
