@@ -239,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"--data: {exc}") from None
     to_embed, scored = select(data.questions, args.types, args.limit, args.gathering)
     if not scored:
-        raise SystemExit("--types/--limit: no question to score")
+        raise SystemExit("--types/--limit/--gathering: no question to score")
     runtime = Runtime(query_modules_dir())
     if runtime.load_errors:
         raise SystemExit(f"query modules failed to load: {runtime.load_errors}")

@@ -331,8 +331,8 @@ _PASSAGE_ORDER = {lane: place for place, lane in enumerate(PASSAGE_LANES)}
 
 def _shown_passage(found_by: Sequence[Hit]) -> int | None:
     """The passage of the hit of the first lane in `PASSAGE_LANES` that found the turn (None: none did)."""
-    best = min(found_by, key=lambda hit: _PASSAGE_ORDER.get(hit.lane, len(PASSAGE_LANES)), default=None)
-    return best.passage if best is not None and best.lane in _PASSAGE_ORDER else None
+    listed = [hit for hit in found_by if hit.lane in _PASSAGE_ORDER]
+    return min(listed, key=lambda hit: _PASSAGE_ORDER[hit.lane]).passage if listed else None
 
 
 def _turn_hit(
