@@ -64,8 +64,11 @@ SIGNALS = {
     "facets": {"facet_turns": 0},
     "gather fusion": {"gather_fusion_k": 5},  # as fusion_k: the fusion as for any question
     "gather pieces": {"gather_piece_chars": 0},  # rendering, not ranking: changes character budgets only
+    # a question that sweeps a topic ranked and shown as one that gathers
+    "sweep": {"sweep_fusion_k": 20, "sweep_spread": 0.5, "sweep_piece_chars": 0},
     "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0,
-                    "role_boost": 0, "session_spread": 0, "opener_boost": 0, "gather_fusion_k": 5},
+                    "role_boost": 0, "session_spread": 0, "opener_boost": 0, "gather_fusion_k": 5,
+                    "sweep_fusion_k": 5, "sweep_spread": 0},
 }
 #: A rendered TURN row's session and minute, which name its turn (`TURN [session s1, 2023-05-20T02:21, x]`).
 TURN_ROW = re.compile(r"^TURN \[session (?P<session>[^,\]]+), (?P<minute>\d{4}-\d\d-\d\dT\d\d:\d\d)[,\]]")

@@ -51,9 +51,11 @@ class RecallConfig:
     user_facts_k: int = 30
     turn_chars: int = 1500
     gather_piece_chars: int = 200  # under a budget, a gathering question's shortest piece (0: as any)
+    sweep_piece_chars: int = 60  # under a budget, a sweeping question's shortest piece (0: as gathering)
     turns_budget: int = 24  # the cap on TURN rows; see `default_turns_budget`
     fusion_k: int = 5
     gather_fusion_k: int = 20  # the fusion's constant for a question that gathers (see `ranking`)
+    sweep_fusion_k: int = 150  # the fusion's constant for a question that sweeps a topic (see `ranking`)
     fusion_depth: int = 300
     speaker_boost: float = 1.0
     session_boost: float = 0.2
@@ -62,6 +64,7 @@ class RecallConfig:
     role_boost: float = 2.0
     other_side_spill: float = 0.25
     session_spread: float = 0.5
+    sweep_spread: float = 0.0
     opener_boost: float = 2.0
     feedback_turns: int = 5
     instruction_turns: int = 1
@@ -94,6 +97,8 @@ class RecallConfig:
             self.session_spread,
             self.opener_boost,
             self.gather_fusion_k,
+            self.sweep_fusion_k,
+            self.sweep_spread,
         )
 
 
@@ -263,7 +268,7 @@ def _lanes(key: str, value: object) -> tuple[str, ...]:
 FLOAT32_MAX = 3.4028234663852886e38
 #: More numbers than any embedding model has dimensions: refused before each is checked.
 MAX_VECTOR_LENGTH = 65_536
-#: A piece longer than a long message's passages is no piece (`gather_piece_chars`).
+#: A piece longer than a long message's passages is no piece (`gather_piece_chars`, `sweep_piece_chars`).
 MAX_PIECE_CHARS = 20_000
 #: More sessions than a caller excludes in earnest.
 MAX_EXCLUDED_SESSIONS = 10_000
@@ -314,9 +319,11 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "lanes": (_lanes, _QUERYING),
     **{key: (_count, _QUERYING) for key in (*WIDTH_KEYS, "turn_chars")},
     "gather_piece_chars": (_bounded_int(0, MAX_PIECE_CHARS), ("render",)),
+    "sweep_piece_chars": (_bounded_int(0, MAX_PIECE_CHARS), ("render",)),
     "turns_budget": (_count, _QUERYING),
     "fusion_k": (_bounded_int(1, 1000), _QUERYING),
     "gather_fusion_k": (_bounded_int(1, 1000), _QUERYING),
+    "sweep_fusion_k": (_bounded_int(1, 1000), _QUERYING),
     "fusion_depth": (_positive, _QUERYING),
     "speaker_boost": (_bounded_number(0, 10), _QUERYING),
     "session_boost": (_bounded_number(0, 2), _QUERYING),
@@ -325,6 +332,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "role_boost": (_bounded_number(0, 10), _QUERYING),
     "other_side_spill": (_bounded_number(0, 1), _QUERYING),
     "session_spread": (_bounded_number(0, 10), _QUERYING),
+    "sweep_spread": (_bounded_number(0, 10), _QUERYING),
     "opener_boost": (_bounded_number(0, 10), _QUERYING),
     "feedback_turns": (_bounded_int(0, 50), _QUERYING),
     "instruction_turns": (_bounded_int(0, 20), _QUERYING),

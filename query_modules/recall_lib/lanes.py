@@ -310,6 +310,7 @@ def fused_turns(
         windows if settings.date_boost else (),
         question.side if settings.role_boost else None,
         question.gathers,
+        question.sweeps,
     )
     hits = []
     for count, item in enumerate(ranked):

@@ -213,4 +213,5 @@ def render_context(found: Recall, cfg: RecallConfig) -> RenderContext:
         overlap=results.matched.overlap if results.matched is not None else None,
         lines=results.lines,
         gather_piece_chars=cfg.gather_piece_chars if found.question.gathers else 0,
+        sweep_piece_chars=cfg.sweep_piece_chars if found.question.sweeps else 0,
     )

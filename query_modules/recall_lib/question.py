@@ -19,7 +19,13 @@ What is read (the module's regular expressions, each with the reason it exists):
   it speaks in the first person; a "you" that only makes a request ("can you suggest") says nothing;
   a question about named third persons (LoCoMo's "When did Caroline ...") names neither side;
 - **gathers**: the question counts, sums or orders things said on several occasions, or asks for the
-  current one of values that changed ("how many", "in total", "the order of", "currently").
+  current one of values that changed ("how many", "in total", "the order of", "currently"); a sweep
+  gathers too;
+- **sweeps**: the question asks for an account of a topic across the whole history: a summary of it,
+  the order its parts came up in, how it progressed ("summarize", "throughout our conversations",
+  "in order", "over time", "how did it evolve"). Its evidence is many messages, often in the few
+  sessions that discussed the topic, each shown by a short piece (`ranking`, `render`). "progress" as
+  a noun ("her progress as a writer") and "in order to" are not sweeps.
 - **requests**: the question asks the assistant to do or advise something ("can you", "how should I",
   "what would you suggest", "any tips"), not to recount what was said ("give me a summary of", "walk
   me through", "remind me") nor to gather occasions: a standing instruction or preference the user
@@ -58,6 +64,7 @@ class Question:
     gathers: bool
     requests: bool = False
     facets: tuple[tuple[str, ...], ...] = ()
+    sweeps: bool = False
 
     @property
     def windows(self) -> tuple[DayWindow, ...]:
@@ -69,7 +76,9 @@ class Question:
         parts = [f'date "{d.words}": {" or ".join(map(str, d.windows))}' for d in self.dates]
         if self.side is not None:
             parts.append(f"asks about the {'assistant' if self.side == ASSISTANT_TURNS else 'user'}'s turns")
-        if self.gathers:
+        if self.sweeps:
+            parts.append("sweeps a topic across the history")
+        elif self.gathers:
             parts.append("gathers several occasions")
         if self.requests:
             parts.append("asks for help")
@@ -81,7 +90,8 @@ class Question:
 def read_question(text: str, today: date | None = None) -> Question:
     """`text` read once (`today`: the day relative dates count from; none are read without it)."""
     scanned = text[:SCAN_CHARS].replace("\u2019", "'")
-    gathers = _GATHERS.search(scanned) is not None
+    sweeps = _SWEEPS.search(scanned) is not None
+    gathers = sweeps or _GATHERS.search(scanned) is not None
     return Question(
         text=text,
         today=today,
@@ -91,6 +101,7 @@ def read_question(text: str, today: date | None = None) -> Question:
         gathers=gathers,
         requests=not gathers and _REQUESTS.search(scanned) is not None and _RECOUNTS.search(scanned) is None,
         facets=_facets(scanned),
+        sweeps=sweeps,
     )
 
 
@@ -148,6 +159,13 @@ _GATHERS = re.compile(
     r"|\bfrom\s+(?:the\s+)?(?:earliest|first|oldest)\b"
     r"|\bwhich\b.{1,60}\b(?:first|earlier|later|last)\b"
     r"|\b(?:currently|most\s+recent(?:ly)?|these\s+days|now|still|anymore)\b",
+    re.IGNORECASE,
+)
+
+_SWEEPS = re.compile(
+    r"\bsummar(?:y|ies|ise|ize|ised|ized|ising|izing)\b|\brecap\b"
+    r"|\bthroughout\b|\bover\s+time\b|\bprogress(?:ed|ion)\b|\bevolv(?:e|ed|ing)\b"
+    r"|\bin\s+order\b(?!\s+to\b)|\bfrom\s+start\s+to\s+finish\b",
     re.IGNORECASE,
 )
 

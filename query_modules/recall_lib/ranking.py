@@ -22,15 +22,19 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                                                      on the other (`other_side_shares`)
                + opener_boost x (the best base among the other candidates of t's session)
                                  when t opens its session on the side the question asks
-    final(t) = score(t) / (1 + session_spread x (turns of t's session scored above t))
+    final(t) = score(t) / (1 + spread x (turns of t's session scored above t))
                                       when the question gathers several occasions ("how many",
                                       "in total", "the order of": `question.Question.gathers`),
-                                      else score(t)
+                                      else score(t); spread is `session_spread`, and `sweep_spread`
+                                      for a question that sweeps a topic (`question.Question.sweeps`)
 
-k is `fusion_k`, and `gather_fusion_k` for a question that gathers: a small k makes the fusion top-heavy
-(a lane's first turns far ahead of its tenth), right for a question one turn answers; a question that
-gathers is answered by many turns, each a moderate match, and a flatter fusion lets turns several
-lanes rank moderately high outrank one lane's single best.
+k is `fusion_k`, `gather_fusion_k` for a question that gathers and `sweep_fusion_k` for one that sweeps:
+a small k makes the fusion top-heavy (a lane's first turns far ahead of its tenth), right for a question
+one turn answers; a question that gathers is answered by many turns, each a moderate match, and a
+flatter fusion lets turns several lanes rank moderately high outrank one lane's single best. A sweep
+("summarize my project", "in what order did I bring up ...") is flatter still: its evidence is dozens
+of messages about one topic, none a better match than the rest. Its spread is weaker (none by default):
+a topic's messages sit in the few sessions that discussed it, not one per session as a count's do.
 
 Each signal is a function below with the reason it exists. A turn lifted only by a neighbour passes
 the same filters as any candidate (`allowed`); the caller verifies every shown row against the graph.
@@ -68,10 +72,18 @@ class RankingWeights:
     session_spread: float = 0.0
     opener_boost: float = 0.0
     gather_fusion_k: int | None = None  # a gathering question's fusion constant (None: `fusion_k`)
+    sweep_fusion_k: int | None = None  # a sweeping question's fusion constant (None: as it gathers)
+    sweep_spread: float | None = None  # a sweeping question's session spread (None: `session_spread`)
 
-    def fusion_for(self, gathers: bool) -> int:
-        """The fusion's constant: flatter for a question that gathers (see the module docstring)."""
+    def fusion_for(self, gathers: bool, sweeps: bool = False) -> int:
+        """The fusion's constant: flatter for a question that gathers or sweeps (see the module docstring)."""
+        if sweeps and self.sweep_fusion_k is not None:
+            return self.sweep_fusion_k
         return self.gather_fusion_k if gathers and self.gather_fusion_k is not None else self.fusion_k
+
+    def spread_for(self, sweeps: bool) -> float:
+        """The session spread of a gathering question: `sweep_spread` when it sweeps a topic."""
+        return self.sweep_spread if sweeps and self.sweep_spread is not None else self.session_spread
 
 
 @dataclass(frozen=True)
@@ -289,12 +301,14 @@ def rank_turns(
     windows: Sequence[DayWindow] = (),
     role: str | None = None,
     gathers: bool = False,
+    sweeps: bool = False,
 ) -> list[RankedTurn]:
     """The `budget` best turns by the fused score; `lanes` maps each turn lane to its turns, best first;
-    `gathers`: the question gathers several occasions (`question.Question.gathers`)."""
+    `gathers`: the question gathers several occasions (`question.Question.gathers`); `sweeps`: it sweeps
+    a topic across the history (`question.Question.sweeps`, which gathers too)."""
     if budget <= 0:
         return []
-    candidates, base = fuse(lanes, weights.fusion_for(gathers))
+    candidates, base = fuse(lanes, weights.fusion_for(gathers, sweeps))
     if not len(candidates):
         return []
     factors: list[tuple[str, np.ndarray, float]] = []
@@ -337,8 +351,9 @@ def rank_turns(
     score[np.searchsorted(turns, spill_turns)] += spill
     score[np.searchsorted(turns, open_turns)] += opened
     spread = np.ones(len(turns))
-    if gathers and weights.session_spread:
-        spread = session_spread(turns, score, facts.sessions, weights.session_spread)
+    spread_weight = weights.spread_for(sweeps)
+    if gathers and spread_weight:
+        spread = session_spread(turns, score, facts.sessions, spread_weight)
         score = score * spread
     best = np.lexsort((turns, -score))[:budget]
     chosen = turns[best]

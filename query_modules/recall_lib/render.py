@@ -55,6 +55,7 @@ class RenderContext:
     overlap: TermOverlap | None = None  # the question's terms: which piece of a long text is shown
     lines: dict | None = field(default=None, compare=False)  # row lines made so far in this call
     gather_piece_chars: int = 0  # a question that gathers: `RecallConfig.gather_piece_chars`, else 0
+    sweep_piece_chars: int = 0  # a question that sweeps a topic: `RecallConfig.sweep_piece_chars`, else 0
 
     @property
     def piece_chars(self) -> int:
@@ -62,11 +63,15 @@ class RenderContext:
         `turn_chars`, and under a character budget at most a `BUDGET_SHARE` of it (not below
         `MIN_PIECE_CHARS`), so a budget holds many short pieces rather than a few long messages. A
         question that gathers (counts, orders, sums up) needs more pieces still, one per occasion: half
-        that share, not below `gather_piece_chars`."""
+        that share, not below `gather_piece_chars`. One that sweeps a topic (a summary, the order
+        things came up in) is answered by dozens of messages, each named by a line: a quarter of the
+        share, not below `sweep_piece_chars`."""
         if self.max_chars is None:
             return self.turn_chars
         share, floor = BUDGET_SHARE, MIN_PIECE_CHARS
-        if self.gather_piece_chars:
+        if self.sweep_piece_chars:
+            share, floor = 4 * BUDGET_SHARE, self.sweep_piece_chars
+        elif self.gather_piece_chars:
             share, floor = 2 * BUDGET_SHARE, self.gather_piece_chars
         return min(self.turn_chars, max(floor, self.max_chars // share))
 

@@ -215,6 +215,29 @@ def test_at_run_time_only_the_reader_applies_a_pattern_to_the_question(monkeypat
 
 
 @pytest.mark.parametrize(
+    ("question", "sweeps"),
+    [
+        ("Can you give me a summary of how my chat app's design changed?", True),
+        ("Can you summarize what I learned about object tracking?", True),
+        ("How did my discussions about message storage progress in order?", True),
+        ("In what order did I bring up the app's features throughout our conversations?", True),
+        ("How has my training plan evolved over time?", True),
+        ("Give me a quick recap of the resume analyzer work, from start to finish.", True),
+        ("What did Jon say about Gina's progress with her store?", False),  # progress as a noun: a lookup
+        ("What did I change in order to fix the login bug?", False),  # "in order to" is a purpose
+        ("How many trips did I take this year?", False),  # gathers, but counts occasions
+        ("What is the order of the three concerts I went to?", False),  # orders a few occasions
+        ("When did Caroline go to the support group?", False),
+    ],
+)
+def test_a_question_that_sweeps_a_topic_is_told_from_one_that_counts_or_looks_up(question, sweeps):
+    read = read_question(question)
+    assert read.sweeps is sweeps
+    assert read.gathers or not sweeps  # a sweep gathers too
+    assert ("sweeps a topic across the history" in read.described()) is sweeps
+
+
+@pytest.mark.parametrize(
     ("question", "requests"),
     [
         ("How should I handle errors in my async code?", True),

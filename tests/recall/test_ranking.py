@@ -62,6 +62,27 @@ def test_a_question_that_gathers_fuses_flatter_so_agreement_deep_in_the_lanes_be
     assert order(lanes, facts, replace(flat, gather_fusion_k=5), budget=1, gathers=True) == [0]
 
 
+def test_a_question_that_sweeps_a_topic_fuses_flatter_than_one_that_gathers():
+    # Turn 0 is first in the text lane only; turn 99 is thirtieth in both. At k = 20: 1/21 > 2/50;
+    # at k = 150: 1/151 < 2/180.
+    lanes = {"text": [0, *range(1, 29), 99], "turns": [*range(40, 69), 99]}
+    facts = conversation(["a"] * 100)
+    w = replace(OFF, gather_fusion_k=20, sweep_fusion_k=150)
+    assert order(lanes, facts, w, budget=1, gathers=True, sweeps=True) == [99]
+    assert order(lanes, facts, w, budget=1, gathers=True) == [0]  # gathers without sweeping
+    assert order(lanes, facts, replace(w, sweep_fusion_k=None), budget=1, gathers=True, sweeps=True) == [0]
+
+
+def test_a_sweep_spreads_over_sessions_by_its_own_weight():
+    # Session a holds the three best hits of a topic; session b's one hit is weaker than all of them.
+    facts = conversation(["a", "a", "a", "b"])
+    lanes = {"text": [0, 1, 2, 3]}
+    w = weights(session_spread=1.0, sweep_spread=0.0)
+    assert order(lanes, facts, w, budget=2, gathers=True, sweeps=True) == [0, 1]  # the topic's session
+    assert order(lanes, facts, w, budget=2, gathers=True) == [0, 3]  # a count: one per session
+    assert order(lanes, facts, replace(w, sweep_spread=None), budget=2, gathers=True, sweeps=True) == [0, 3]
+
+
 def test_budget_is_one_number_across_lanes_not_a_width_per_lane():
     # The text lane's top three all beat the vector lane's second: a global top-3 takes them.
     facts = conversation(["a", "b", "c", "d", "e", "f"])

@@ -279,14 +279,17 @@ def test_a_message_said_again_word_for_word_is_shown_once_with_when():
 def test_pieces_under_a_budget_are_a_thirty_second_of_it_and_half_that_for_a_gathering_question():
     from recall_lib.render import RenderContext
 
-    def piece(max_chars, gather=0, turn_chars=1500):
+    def piece(max_chars, gather=0, turn_chars=1500, sweep=0):
         return RenderContext("q", None, None, MODEL, 1, 0, turn_chars, False, max_chars,
-                             gather_piece_chars=gather).piece_chars
+                             gather_piece_chars=gather, sweep_piece_chars=sweep).piece_chars
 
     assert piece(None) == 1500 and piece(None, gather=200) == 1500  # no budget: turn_chars
     assert piece(8000) == 300 and piece(32000) == 1000 and piece(4000) == 300  # at least 300
     assert piece(8000, gather=200) == 200 and piece(32000, gather=200) == 500
     assert piece(8000, gather=400) == 400 and piece(64000, gather=200, turn_chars=800) == 800
+    # a sweep: a quarter of a gathering question's share, not below sweep_piece_chars
+    assert piece(8000, gather=200, sweep=60) == 62 and piece(32000, gather=200, sweep=60) == 250
+    assert piece(4000, gather=200, sweep=60) == 60 and piece(None, gather=200, sweep=60) == 1500
 
 
 def trips() -> MemoryGraph:
@@ -311,6 +314,18 @@ def test_a_gathering_question_shows_shorter_pieces_unless_gather_piece_chars_is_
         assert sorted(t["action_id"] for t in recalled["turns"]) == ["t0", "t1", "t2"]
         pieces[gather] = max(len(p) for t in recalled["turns"] for p in t["passages"])
     assert 150 <= pieces[200] <= 200 < 250 <= pieces[0] <= 300
+
+
+def test_a_sweeping_question_shows_shorter_pieces_than_a_gathering_one_unless_sweep_piece_chars_is_off():
+    rt = runtime(trips().elements())
+    ask = {"today": "2024-06-20", "query_vector": axis(9), "max_chars": 8000}
+    pieces = {}
+    for question, sweep in (("Summarize my trips.", 60), ("Summarize my trips.", 0), ("How many trips?", 60)):
+        _, recalled = render(rt, "tess", question, **ask, sweep_piece_chars=sweep)
+        assert sorted(t["action_id"] for t in recalled["turns"]) == ["t0", "t1", "t2"]
+        pieces[question, sweep] = max(len(p) for t in recalled["turns"] for p in t["passages"])
+    assert pieces["Summarize my trips.", 60] <= 62 < 150 <= pieces["Summarize my trips.", 0] <= 200
+    assert pieces["How many trips?", 60] == pieces["Summarize my trips.", 0]  # not a sweep: as it gathers
 
 
 def coding_chat(rule: str = "Always include a code example when I ask about these.",
