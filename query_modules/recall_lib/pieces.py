@@ -3,8 +3,9 @@
 Why pieces smaller than the embedding passages: an answer pays for its context in characters, and a
 long message (a coding chat's 3,000-character reply) shown as its 1,200-character matched passage
 leaves room for few other rows. Shown as the piece of at most `limit` characters (cut at sentence and
-line ends, as passages are) that holds most of the question's terms within the passage that matched,
-many more messages fit a budget; the matched passage is still the one the piece comes from.
+line ends, as passages are, and a longer sentence between words) that holds most of the question's
+terms within the passage that matched, many more messages fit a budget; the matched passage is still
+the one the piece comes from.
 """
 
 from collections.abc import Sequence
@@ -33,7 +34,7 @@ def chosen_pieces(
         return None
     if limit >= PASSAGE_CHARS or len(passages) == 0:
         return list(passages), sorted(set(matched))
-    pieces = split_passages(text, limit)
+    pieces = split_passages(text, limit, words=True)
     starts, at = [], 0
     for piece in pieces:
         starts.append(at)
