@@ -19,10 +19,6 @@ drift apart. The rule, as the upstream applies it:
 
 "Whitespace" is Python's ``str.isspace`` (the regex ``\\s``), as upstream.
 Passages are consecutive substrings, so ``"".join(split_passages(t)) == t``.
-
-With ``words`` (the pieces a row shows, `pieces`, never the embedded passages) a unit longer than
-``max_chars`` is cut after the last space of each ``max_chars`` window instead, when one lies in the
-window's second half: a short piece cut inside a word reads as noise.
 """
 
 import re
@@ -34,16 +30,15 @@ PASSAGE_CHARS = 1200
 _UNIT_END = re.compile(r"\n\s*\n|\n|[.!?](?:\s+|\Z)")
 
 
-def split_passages(text: str, max_chars: int = PASSAGE_CHARS, words: bool = False) -> list[str]:
-    """``text`` as consecutive passages of at most ``max_chars`` characters; ``[]`` for ``""``; with
-    ``words``, long units cut between words (see the module docstring)."""
+def split_passages(text: str, max_chars: int = PASSAGE_CHARS) -> list[str]:
+    """``text`` as consecutive passages of at most ``max_chars`` characters; ``[]`` for ``""``."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
     if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
         raise ValueError(f"max_chars must be an integer >= 1, got {max_chars!r}")
     passages: list[str] = []
     current = ""
-    for unit in _units(text, max_chars, words):
+    for unit in _units(text, max_chars):
         if current and len(current) + len(unit) > max_chars:
             passages.append(current)
             current = ""
@@ -53,31 +48,14 @@ def split_passages(text: str, max_chars: int = PASSAGE_CHARS, words: bool = Fals
     return passages
 
 
-def _units(text: str, max_chars: int, words: bool = False) -> list[str]:
-    """The units of ``text`` in order, each at most ``max_chars`` long (longer ones cut hard, or with
-    ``words`` after a space)."""
+def _units(text: str, max_chars: int) -> list[str]:
+    """The units of ``text`` in order, each at most ``max_chars`` long (longer ones cut hard)."""
     ends = [match.end() for match in _UNIT_END.finditer(text)]
     if not ends or ends[-1] != len(text):
         ends.append(len(text))
     units: list[str] = []
     start = 0
     for end in ends:
-        if not words:
-            units.extend(text[cut : min(cut + max_chars, end)] for cut in range(start, end, max_chars))
-        else:
-            units.extend(_cut_at_words(text, start, end, max_chars))
+        units.extend(text[cut : min(cut + max_chars, end)] for cut in range(start, end, max_chars))
         start = end
     return units
-
-
-def _cut_at_words(text: str, start: int, end: int, max_chars: int) -> list[str]:
-    """``text[start:end]`` in pieces of at most ``max_chars``, each ending after a space when the
-    window's second half holds one."""
-    cuts = []
-    while end - start > max_chars:
-        space = text.rfind(" ", start + max_chars // 2, start + max_chars)
-        cut = space + 1 if space >= 0 else start + max_chars
-        cuts.append(text[start:cut])
-        start = cut
-    cuts.append(text[start:end])
-    return cuts

@@ -10,7 +10,7 @@ the one the piece comes from.
 
 from collections.abc import Sequence
 
-from .passages import PASSAGE_CHARS, split_passages
+from .passages import _UNIT_END, PASSAGE_CHARS
 from .textindex import TermOverlap
 
 ELLIPSIS = "…"
@@ -19,6 +19,35 @@ ELLIPSIS = "…"
 def one_line(text: str) -> str:
     """Rows are single lines: runs of whitespace (newlines included) become one space."""
     return " ".join(text.split())
+
+
+def split_pieces(text: str, limit: int) -> list[str]:
+    """`text` as consecutive pieces of at most `limit` characters, cut as `passages.split_passages` cuts
+    (its unit ends, greedy packing) except inside a unit longer than `limit`: there a cut falls after the
+    last space of each `limit` window when the window's second half holds one, not inside a word.
+
+    Why not `split_passages` itself: its hard cuts must stay the upstream's (stored vectors are per
+    passage); a 60-character piece cut inside a word reads as noise."""
+    ends = [match.end() for match in _UNIT_END.finditer(text)]
+    if not ends or ends[-1] != len(text):
+        ends.append(len(text))
+    units, start = [], 0
+    for end in ends:
+        while end - start > limit:
+            space = text.rfind(" ", start + limit // 2, start + limit)
+            cut = space + 1 if space >= 0 else start + limit
+            units.append(text[start:cut])
+            start = cut
+        if end > start:
+            units.append(text[start:end])
+        start = end
+    pieces: list[str] = []
+    for unit in units:
+        if pieces and len(pieces[-1]) + len(unit) <= limit:
+            pieces[-1] += unit
+        else:
+            pieces.append(unit)
+    return pieces
 
 
 def chosen_pieces(
@@ -34,7 +63,7 @@ def chosen_pieces(
         return None
     if limit >= PASSAGE_CHARS or len(passages) == 0:
         return list(passages), sorted(set(matched))
-    pieces = split_passages(text, limit, words=True)
+    pieces = split_pieces(text, limit)
     starts, at = [], 0
     for piece in pieces:
         starts.append(at)

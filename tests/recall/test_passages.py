@@ -82,20 +82,3 @@ def test_cuts_fall_after_a_line_or_sentence_end_unless_hard(text, max_chars):
         after_sentence = head.rstrip()[-1:] in (".", "!", "?") and not text[position].isspace()
         assert head.endswith("\n") or after_sentence, (text, passages)
 
-
-def test_pieces_cut_a_long_sentence_between_words_not_inside_one():
-    text = "I want to learn about sequences and series to improve my analytical skills today"
-    assert split_passages(text, 30, words=True) == [
-        "I want to learn about ", "sequences and series to ", "improve my analytical skills ", "today"]
-    assert split_passages(text, 30, words=True) != split_passages(text, 30)
-    # no space in a window's second half: cut hard
-    assert split_passages("x" * 25 + " yy", 10, words=True) == ["x" * 10, "x" * 10, "xxxxx yy"]
-    # sentence and line ends are the passages' own
-    assert split_passages("One. Two. Three.", 10, words=True) == ["One. Two. ", "Three."]
-
-
-@given(_TEXTS, st.integers(min_value=1, max_value=30))
-def test_pieces_cut_at_words_give_the_text_back_and_respect_the_bound(text, max_chars):
-    pieces = split_passages(text, max_chars, words=True)
-    assert "".join(pieces) == text
-    assert all(0 < len(p) <= max_chars for p in pieces)

@@ -1,8 +1,10 @@
 """Which part of a long text a row shows (`recall_lib.pieces`): the piece of the matched passage that holds
 the question's terms, whole texts below the limit, and the embedding passages at their own length."""
 
+from hypothesis import given
+from hypothesis import strategies as st
 from recall_lib.passages import split_passages
-from recall_lib.pieces import chosen_pieces, shown_text
+from recall_lib.pieces import chosen_pieces, shown_text, split_pieces
 from recall_lib.textindex import TermOverlap
 
 FILLER = "We talked about the weather and the traffic on the way. "
@@ -52,3 +54,34 @@ def test_one_piece_per_matched_passage_in_text_order():
     pieces, chosen = chosen_pieces(text, passages, [1, 0], 400, overlap)
     assert len(chosen) == 2 and chosen == sorted(chosen)
     assert "PostgreSQL" in pieces[chosen[1]]
+
+
+def test_pieces_cut_a_long_sentence_between_words_not_inside_one():
+    text = "I want to learn about sequences and series to improve my analytical skills today"
+    assert split_pieces(text, 30) == [
+        "I want to learn about ", "sequences and series to ", "improve my analytical skills ", "today"]
+    assert split_passages(text, 30)[0] == "I want to learn about sequence"  # the passages' hard cut
+    # no space in a window's second half: cut hard
+    assert split_pieces("x" * 25 + " yy", 10) == ["x" * 10, "x" * 10, "xxxxx yy"]
+    # sentence and line ends and greedy packing are the passages' own
+    text = "One. Two. Three."
+    assert split_pieces(text, 10) == split_passages(text, 10) == ["One. Two. ", "Three."]
+
+
+_TRICKY = st.lists(st.sampled_from(list("ab .!?\n\t")), max_size=120).map("".join)
+_TEXTS = st.one_of(_TRICKY, st.text(max_size=300))
+
+
+@given(_TEXTS, st.integers(min_value=1, max_value=40))
+def test_pieces_give_the_text_back_within_the_bound_and_cut_where_passages_do_or_after_a_space(text, limit):
+    pieces = split_pieces(text, limit)
+    assert "".join(pieces) == text
+    assert all(0 < len(p) <= limit for p in pieces)
+    passage_cuts, at = set(), 0
+    for passage in split_passages(text, limit):
+        at += len(passage)
+        passage_cuts.add(at)
+    at = 0
+    for piece in pieces[:-1]:
+        at += len(piece)
+        assert at in passage_cuts or piece.endswith(" ") or len(piece) == limit, (text, pieces)
