@@ -66,17 +66,27 @@ SIGNALS = {
     "gather pieces": {"gather_piece_chars": 0},  # rendering, not ranking: changes character budgets only
     # a question that sweeps a topic ranked and shown as one that gathers
     "sweep": {"sweep_fusion_k": 20, "sweep_spread": 0.5, "sweep_piece_chars": 0},
+    "exchange": {"exchange_share": 0},  # a summary ranks a request and its reply apart
     "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0,
                     "role_boost": 0, "session_spread": 0, "opener_boost": 0, "gather_fusion_k": 5,
-                    "sweep_fusion_k": 5, "sweep_spread": 0},
+                    "sweep_fusion_k": 5, "sweep_spread": 0, "exchange_share": 0},
 }
-#: A rendered TURN row's session and minute, which name its turn (`TURN [session s1, 2023-05-20T02:21, x]`).
+#: A rendered TURN row's session and minute, which name its turn (`TURN [session s1, 2023-05-20T02:21, x]`),
+#: or its minute below a row of the same session and day (`TURN [same session, 02:25, x]`).
 TURN_ROW = re.compile(r"^TURN \[session (?P<session>[^,\]]+), (?P<minute>\d{4}-\d\d-\d\dT\d\d:\d\d)[,\]]")
+CONTINUED_ROW = re.compile(r"^TURN \[same session, (?P<time>\d\d:\d\d)[,\]]")
 
 
 def turn_rows(text: str) -> list[tuple[str, str]]:
     """(session, minute) of each TURN row of a rendered text, in display order."""
-    return [(m["session"], m["minute"]) for m in map(TURN_ROW.match, text.splitlines()) if m]
+    rows: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        if full := TURN_ROW.match(line):
+            rows.append((full["session"], full["minute"]))
+        elif (continued := CONTINUED_ROW.match(line)) and rows:
+            session, minute = rows[-1]
+            rows.append((session, f"{minute[:11]}{continued['time']}"))
+    return rows
 
 
 @dataclass

@@ -65,6 +65,7 @@ class RecallConfig:
     other_side_spill: float = 0.25
     session_spread: float = 0.5
     sweep_spread: float = 0.0
+    exchange_share: float = 1.0  # a summary: the share of a turn's score the other half of its exchange gets
     opener_boost: float = 2.0
     feedback_turns: int = 5
     instruction_turns: int = 1
@@ -99,6 +100,7 @@ class RecallConfig:
             self.gather_fusion_k,
             self.sweep_fusion_k,
             self.sweep_spread,
+            self.exchange_share,
         )
 
 
@@ -333,6 +335,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "other_side_spill": (_bounded_number(0, 1), _QUERYING),
     "session_spread": (_bounded_number(0, 10), _QUERYING),
     "sweep_spread": (_bounded_number(0, 10), _QUERYING),
+    "exchange_share": (_bounded_number(0, 1), _QUERYING),
     "opener_boost": (_bounded_number(0, 10), _QUERYING),
     "feedback_turns": (_bounded_int(0, 50), _QUERYING),
     "instruction_turns": (_bounded_int(0, 20), _QUERYING),

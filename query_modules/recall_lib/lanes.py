@@ -311,6 +311,7 @@ def fused_turns(
         question.side if settings.role_boost else None,
         question.gathers,
         question.sweeps,
+        question.summarises,
     )
     hits = []
     for count, item in enumerate(ranked):

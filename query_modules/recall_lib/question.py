@@ -26,6 +26,10 @@ What is read (the module's regular expressions, each with the reason it exists):
   "in order", "over time", "how did it evolve"). Its evidence is many messages, often in the few
   sessions that discussed the topic, each shown by a short piece (`ranking`, `render`). "progress" as
   a noun ("her progress as a writer") and "in order to" are not sweeps.
+- **summarises**: a sweep that asks for a summary ("summarize", "a summary of", "recap"): what was
+  discussed, which both sides of each exchange hold: the user's request names the topic, the reply
+  holds what was learned (`ranking.exchange_partners`). The order things came up in is the user's
+  own account, not a summary.
 - **requests**: the question asks the assistant to do or advise something ("can you", "how should I",
   "what would you suggest", "any tips"), not to recount what was said ("give me a summary of", "walk
   me through", "remind me") nor to gather occasions: a standing instruction or preference the user
@@ -65,6 +69,7 @@ class Question:
     requests: bool = False
     facets: tuple[tuple[str, ...], ...] = ()
     sweeps: bool = False
+    summarises: bool = False
 
     @property
     def windows(self) -> tuple[DayWindow, ...]:
@@ -80,6 +85,8 @@ class Question:
             parts.append("sweeps a topic across the history")
         elif self.gathers:
             parts.append("gathers several occasions")
+        if self.summarises:
+            parts.append("asks for a summary: both halves of an exchange")
         if self.requests:
             parts.append("asks for help")
         if self.facets:
@@ -90,7 +97,8 @@ class Question:
 def read_question(text: str, today: date | None = None) -> Question:
     """`text` read once (`today`: the day relative dates count from; none are read without it)."""
     scanned = text[:SCAN_CHARS].replace("\u2019", "'")
-    sweeps = _SWEEPS.search(scanned) is not None
+    summarises = _SUMMARIES.search(scanned) is not None
+    sweeps = summarises or _SWEEPS.search(scanned) is not None
     gathers = sweeps or _GATHERS.search(scanned) is not None
     return Question(
         text=text,
@@ -102,6 +110,7 @@ def read_question(text: str, today: date | None = None) -> Question:
         requests=not gathers and _REQUESTS.search(scanned) is not None and _RECOUNTS.search(scanned) is None,
         facets=_facets(scanned),
         sweeps=sweeps,
+        summarises=summarises,
     )
 
 
@@ -162,9 +171,9 @@ _GATHERS = re.compile(
     re.IGNORECASE,
 )
 
+_SUMMARIES = re.compile(r"\bsummar(?:y|ies|ise|ize|ised|ized|ising|izing)\b|\brecap\b", re.IGNORECASE)
 _SWEEPS = re.compile(
-    r"\bsummar(?:y|ies|ise|ize|ised|ized|ising|izing)\b|\brecap\b"
-    r"|\bthroughout\b|\bover\s+time\b|\bprogress(?:ed|ion)\b|\bevolv(?:e|ed|ing)\b"
+    r"\bthroughout\b|\bover\s+time\b|\bprogress(?:ed|ion)\b|\bevolv(?:e|ed|ing)\b"
     r"|\bin\s+order\b(?!\s+to\b)|\bfrom\s+start\s+to\s+finish\b",
     re.IGNORECASE,
 )
@@ -361,14 +370,20 @@ def _relative_dates(text: str, today: date) -> list[tuple[int, NamedDate]]:
 def _outermost(found: list[tuple[re.Match, DayWindow | None]]) -> list[tuple[re.Match, DayWindow | None]]:
     """The matches not inside a longer one."""
     return [
-        (m, w) for m, w in found
-        if not any(o is not m and o.start() <= m.start() and m.end() <= o.end() and o.end() - o.start() >
-                   m.end() - m.start() for o, _ in found)
+        (m, w)
+        for m, w in found
+        if not any(
+            o is not m
+            and o.start() <= m.start()
+            and m.end() <= o.end()
+            and o.end() - o.start() > m.end() - m.start()
+            for o, _ in found
+        )
     ]
 
 
 def _count(words: str) -> int:
-    """"3", "two", "a few", "a couple of" as a number."""
+    """ "3", "two", "a few", "a couple of" as a number."""
     words = " ".join(words.split())
     if words.isdigit():
         return int(words)
@@ -376,7 +391,7 @@ def _count(words: str) -> int:
 
 
 def _weekdays(text: str, today: date) -> list[tuple[int, NamedDate]]:
-    """"on Friday", "last Tuesday": the latest such day before today; "this Friday": the one of this
+    """ "on Friday", "last Tuesday": the latest such day before today; "this Friday": the one of this
     week (Monday to Sunday); "next Friday": the first after today."""
     found = []
     for match in _WEEKDAY.finditer(text):

@@ -27,6 +27,9 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                                       "in total", "the order of": `question.Question.gathers`),
                                       else score(t); spread is `session_spread`, and `sweep_spread`
                                       for a question that sweeps a topic (`question.Question.sweeps`)
+    shown(t) = max(final(t), exchange_share x final(p))   for a question that asks for a summary
+                                      (`question.Question.summarises`), p the other half of t's
+                                      exchange (`exchange_partners`)
 
 k is `fusion_k`, `gather_fusion_k` for a question that gathers and `sweep_fusion_k` for one that sweeps:
 a small k makes the fusion top-heavy (a lane's first turns far ahead of its tenth), right for a question
@@ -35,6 +38,8 @@ flatter fusion lets turns several lanes rank moderately high outrank one lane's 
 ("summarize my project", "in what order did I bring up ...") is flatter still: its evidence is dozens
 of messages about one topic, none a better match than the rest. Its spread is weaker (none by default):
 a topic's messages sit in the few sessions that discussed it, not one per session as a count's do.
+A summary is answered by exchanges, not messages: the user's request says what was worked on, the
+reply what came of it, so each half of an exchange ranks (nearly) as high as the other.
 
 Each signal is a function below with the reason it exists. A turn lifted only by a neighbour passes
 the same filters as any candidate (`allowed`); the caller verifies every shown row against the graph.
@@ -48,6 +53,9 @@ import numpy as np
 
 from .day_windows import DayWindow, in_windows
 from .distinct import distinct, distinct_max, distinct_with_inverse, positions
+from .schema import MESSAGE_TYPES
+
+USER_TURNS = MESSAGE_TYPES[0]
 
 #: How many of a session's best-scored turns its coherence bonus sums.
 SESSION_TOP = 3
@@ -74,6 +82,7 @@ class RankingWeights:
     gather_fusion_k: int | None = None  # a gathering question's fusion constant (None: `fusion_k`)
     sweep_fusion_k: int | None = None  # a sweeping question's fusion constant (None: as it gathers)
     sweep_spread: float | None = None  # a sweeping question's session spread (None: `session_spread`)
+    exchange_share: float = 0.0  # a summary: the share of a turn's score its exchange partner gets
 
     def fusion_for(self, gathers: bool, sweeps: bool = False) -> int:
         """The fusion's constant: flatter for a question that gathers or sweeps (see the module docstring)."""
@@ -291,6 +300,29 @@ def session_spread(turns: np.ndarray, score: np.ndarray, sessions: np.ndarray, w
     return factors
 
 
+def exchange_partners(
+    turns: np.ndarray, score: np.ndarray, facts: TurnFacts
+) -> tuple[np.ndarray, np.ndarray]:
+    """The other halves of `turns`' exchanges (ascending), each with the best `score` of the turns that
+    lend to it: a user's turn lends to the next turn of its session when another side says it (the
+    reply), any other turn to the previous one of its session when the user said it (the request).
+
+    Why: a summary asks for what was discussed, and an exchange holds it in two halves that rarely match
+    the question equally: the request names the topic ("I'm adding a tracker to my detector"), the
+    reply, long and on the other side, holds what was learned. The neighbour lift is weaker, shared by
+    two turns either way and cut for the other side when the question is in the first person.
+    """
+    if not len(turns) or not len(facts.roles):
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    asked = _equal(facts.roles, turns, USER_TURNS)
+    partner = np.where(asked, facts.following[turns], facts.previous[turns])
+    linked = partner >= 0
+    turns, score, asked, partner = turns[linked], score[linked], asked[linked], partner[linked]
+    mate_asked = _equal(facts.roles, partner, USER_TURNS)
+    paired = asked != mate_asked  # a user's turn with a reply, or a reply with the user's request
+    return distinct_max(partner[paired], score[paired])
+
+
 def rank_turns(
     lanes: Mapping[str, Sequence[int]],
     facts: TurnFacts,
@@ -302,10 +334,12 @@ def rank_turns(
     role: str | None = None,
     gathers: bool = False,
     sweeps: bool = False,
+    summarises: bool = False,
 ) -> list[RankedTurn]:
     """The `budget` best turns by the fused score; `lanes` maps each turn lane to its turns, best first;
     `gathers`: the question gathers several occasions (`question.Question.gathers`); `sweeps`: it sweeps
-    a topic across the history (`question.Question.sweeps`, which gathers too)."""
+    a topic across the history (`question.Question.sweeps`, which gathers too); `summarises`: it asks
+    for a summary (`question.Question.summarises`)."""
     if budget <= 0:
         return []
     candidates, base = fuse(lanes, weights.fusion_for(gathers, sweeps))
@@ -355,14 +389,20 @@ def rank_turns(
     if gathers and spread_weight:
         spread = session_spread(turns, score, facts.sessions, spread_weight)
         score = score * spread
+    exchange_turns, exchanged = np.zeros(0, dtype=np.int64), np.zeros(0)
+    if summarises and weights.exchange_share:
+        turns, score, spread, exchange_turns, exchanged = _with_exchanges(
+            turns, score, spread, facts, allowed, weights.exchange_share
+        )
     best = np.lexsort((turns, -score))[:budget]
     chosen = turns[best]
     # The loop below reads Python lists: indexing numpy arrays one element at a time costs ~10x.
     candidate_at = positions(candidates, chosen, ascending=True).tolist()
     spill_at = positions(spill_turns, chosen, ascending=True).tolist()
     open_at = positions(open_turns, chosen, ascending=True).tolist()
+    exchange_at = positions(exchange_turns, chosen, ascending=True).tolist()
     masks = [(name, mask.tolist(), factor) for name, mask, factor in factors]
-    sessions, spills, opens = session.tolist(), spill.tolist(), opened.tolist()
+    sessions, spills, opens, exchanges = session.tolist(), spill.tolist(), opened.tolist(), exchanged.tolist()
     spreads = spread[best].tolist()
     lane_ranks = [(lane, _last_ranks(lane_turns, chosen).tolist()) for lane, lane_turns in lanes.items()]
     ranked = []
@@ -379,9 +419,36 @@ def rank_turns(
             lifts.append(Lift("opener", amount=opens[open_at[place]]))
         if spreads[place] != 1.0:
             lifts.append(Lift("spread", factor=spreads[place]))
+        if exchange_at[place] >= 0:
+            lifts.append(Lift("exchange", amount=exchanges[exchange_at[place]]))
         found = tuple((lane, ranks[place]) for lane, ranks in lane_ranks if ranks[place])
         ranked.append(RankedTurn(turn, place + 1, turn_score, found, tuple(lifts)))
     return ranked
+
+
+def _with_exchanges(
+    turns: np.ndarray,
+    score: np.ndarray,
+    spread: np.ndarray,
+    facts: TurnFacts,
+    allowed: np.ndarray,
+    share: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`turns`, `score` and `spread` with each turn's exchange partner raised to `share` of its score
+    (`exchange_partners`; a partner `allowed` refuses is left out), and the raised turns (ascending)
+    with what the raise added."""
+    partners, lent = exchange_partners(turns, score, facts)
+    lent = share * lent
+    keep = allowed[partners] & (lent > 0)
+    partners, lent = partners[keep], lent[keep]
+    merged = distinct(np.concatenate((turns, partners)))
+    at_turns, at_partners = np.searchsorted(merged, turns), np.searchsorted(merged, partners)
+    merged_score, merged_spread = np.zeros(len(merged)), np.ones(len(merged))
+    merged_score[at_turns], merged_spread[at_turns] = score, spread
+    gain = lent - merged_score[at_partners]
+    raised = gain > 0
+    merged_score[at_partners[raised]] = lent[raised]
+    return merged, merged_score, merged_spread, partners[raised], gain[raised]
 
 
 def _equal(values: Sequence[str], turns: np.ndarray, wanted: str) -> np.ndarray:

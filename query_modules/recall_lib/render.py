@@ -2,7 +2,8 @@
 
 The header tells the reader how to use the rows (in our own words); each row is one line:
 `MEMORY [path, updated YYYY-MM-DD]: ...`, `FACT: head -[TYPE @ YYYY-MM-DD]-> tail -- speaker: "..."`,
-`TURN [session S, YYYY-MM-DDTHH:MM, speaker]: ...`. With `explain`, a row also says which lanes found
+`TURN [session S, YYYY-MM-DDTHH:MM, speaker]: ...`, or `TURN [same session, HH:MM, speaker]: ...` below
+a row of the same session and day (`shown_rows`). With `explain`, a row also says which lanes found
 it, at what rank and score, and how a derived row was reached.
 """
 
@@ -16,6 +17,7 @@ from .lanes import Hit
 from .pieces import ELLIPSIS, chosen_pieces, one_line, shown_text
 from .reading import Fact, Note
 from .rows import Row
+from .shown_rows import ShownRows
 from .snapshot import UserSnapshot
 from .textindex import TermOverlap
 from .timeparse import format_day, format_minute
@@ -270,11 +272,13 @@ def fit_rows(
     was already taken word for word (same speaker and text) costs only a note on that row. With `fold`,
     a FACT row whose source message is taken is folded into that TURN row (it says nothing the message
     does not, and the room goes to rows left out): skipped when the message came first, its cost given
-    back when the message comes later. `explain`'s
-    annotations are not counted: explaining a call must not change what it shows. Linear in
-    the rows: each line is made once, and only until the budget is spent; the header is measured once,
-    with the largest "left out" line it can need (so what is kept always fits whatever is left out). A
-    `max_chars` below what the header alone needs is an error naming it and that minimum.
+    back when the message comes later. A TURN row below one of the same session and day is shown
+    short (`shown_rows`): a row costs what the text grows by, the row below's shorter or longer form
+    included. `explain`'s annotations are not counted: explaining a call must not change what it
+    shows. Linear in the rows (but for a bisection each): each line is made once, and only until the
+    budget is spent; the header is measured once, with the largest "left out" line it can need (so
+    what is kept always fits whatever is left out). A `max_chars` below what the header alone needs is
+    an error naming it and that minimum.
     """
     room = None
     if ctx.max_chars is not None:
@@ -286,7 +290,7 @@ def fit_rows(
             )
         notes = any(row.kind == NOTE for row in rows)
         room = ctx.max_chars - _text_length(header_lines(plain, notes, len(rows) + ctx.left_out)) - 1
-    lines: dict[int, str] = {}  # kept row -> its line (without repeats)
+    kept = ShownRows(snapshot, rows)  # kept row -> its line (without repeats), in display order
     repeats: dict[int, list[Row]] = {}
     folded: dict[int, list[Row]] = {}  # kept TURN row -> the FACT rows folded into it
     first_of: dict[tuple[str, str], int] = {}
@@ -305,22 +309,23 @@ def fit_rows(
                 continue
         same = _repeated(snapshot, rows[i])
         if same in first_of:
-            kept = first_of[same]
-            before = _with_repeats(lines[kept], snapshot, repeats[kept])
-            after = _with_repeats(lines[kept], snapshot, [*repeats[kept], rows[i]])
+            first = first_of[same]
+            before = _with_repeats(kept.lines[first], snapshot, repeats[first])
+            after = _with_repeats(kept.lines[first], snapshot, [*repeats[first], rows[i]])
             if room is None or used + len(after) - len(before) <= room:
-                repeats[kept].append(rows[i])
+                repeats[first].append(rows[i])
                 used += len(after) - len(before)
                 repeated = snapshot.turns.fields(rows[i].index)[1]
-                turn_of.setdefault(repeated, kept)
+                turn_of.setdefault(repeated, first)
                 for fact in facts_of.pop(repeated, ()) if fold else ():
-                    used -= len(lines.pop(fact)) + 1
-                    folded[kept].append(rows[fact])
+                    used -= kept.remove(fact)
+                    folded[first].append(rows[fact])
             continue
         line = row_line(snapshot, rows[i], ctx)
-        cost = len(line) + (1 if lines else 0)
+        cost = kept.cost(i, line)
         if room is None or used + cost <= room:
-            lines[i], repeats[i], folded[i] = line, [], []
+            kept.add(i, line)
+            repeats[i], folded[i] = [], []
             used += cost
             if same is not None:
                 first_of[same] = i
@@ -330,10 +335,10 @@ def fit_rows(
                 action_id = snapshot.turns.fields(rows[i].index)[1]
                 turn_of.setdefault(action_id, i)
                 for fact in facts_of.pop(action_id, ()) if fold else ():  # taken before: given back
-                    used -= len(lines.pop(fact)) + 1
+                    used -= kept.remove(fact)
                     folded[i].append(rows[fact])
-    chosen = sorted(lines)
-    shown = [explained(_with_repeats(lines[i], snapshot, repeats[i]), rows[i], ctx) for i in chosen]
+    chosen = kept.order
+    shown = [explained(_with_repeats(kept.lines[i], snapshot, repeats[i]), rows[i], ctx) for i in chosen]
     return Fit([rows[i] for i in chosen], shown, [repeats[i] for i in chosen], [folded[i] for i in chosen])
 
 

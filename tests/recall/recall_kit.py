@@ -1,6 +1,7 @@
 """Helpers for the recall end-to-end tests: synthetic vectors, runtime calls, reading rendered rows."""
 
 import os
+import re
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ QUERY_MODULES = Path(
 )
 MODEL = os.environ["RECALL_DEFAULT_MODEL"]  # the packaged MiniLM, set by tests/conftest.py
 DIM = 384
+CONTINUED = "TURN [same session, "
 
 
 def axis(i: int) -> list[float]:
@@ -59,6 +61,21 @@ def rows_of(text: str) -> list[str]:
     """The row lines of a rendered text (everything after `Rows:`)."""
     lines = text.split("\n")
     return lines[lines.index("Rows:") + 1 :]
+
+
+def expanded_rows(text: str) -> list[str]:
+    """`rows_of(text)` with each continued TURN row (`TURN [same session, HH:MM, ...]`, below a row of the
+    same session and day) written out in full, as a row read on its own."""
+    rows, place = [], None
+    for line in rows_of(text):
+        if full := re.match(r"TURN \[session ([^,]+), (\d{4}-\d\d-\d\d)T", line):
+            place = full.groups()
+        elif line.startswith(CONTINUED) and place is not None:
+            line = f"TURN [session {place[0]}, {place[1]}T{line[len(CONTINUED):]}"
+        else:
+            place = None
+        rows.append(line)
+    return rows
 
 
 def header_of(text: str) -> list[str]:

@@ -215,6 +215,25 @@ def test_at_run_time_only_the_reader_applies_a_pattern_to_the_question(monkeypat
 
 
 @pytest.mark.parametrize(
+    ("question", "summarises"),
+    [
+        ("Can you give me a summary of how my chat app's design changed?", True),
+        ("Can you summarize what I learned about object tracking?", True),
+        ("Give me a quick recap of the resume analyzer work, from start to finish.", True),
+        ("Summaries of my meetings, please.", True),
+        ("In what order did I bring up the app's features throughout our conversations?", False),
+        ("How has my training plan evolved over time?", False),
+        ("How many trips did I take this year?", False),
+    ],
+)
+def test_a_summary_is_a_sweep_that_asks_what_was_discussed(question, summarises):
+    read = read_question(question)
+    assert read.summarises is summarises
+    assert read.sweeps or not summarises  # a summary sweeps
+    assert ("asks for a summary: both halves of an exchange" in read.described()) is summarises
+
+
+@pytest.mark.parametrize(
     ("question", "sweeps"),
     [
         ("Can you give me a summary of how my chat app's design changed?", True),

@@ -83,6 +83,40 @@ def test_a_sweep_spreads_over_sessions_by_its_own_weight():
     assert order(lanes, facts, replace(w, sweep_spread=None), budget=2, gathers=True, sweeps=True) == [0, 3]
 
 
+def test_a_summary_ranks_each_half_of_an_exchange_with_the_other():
+    # Session a: the user's request 0 (a lane's best hit) and the reply 1, which no lane found; session b:
+    # a user's turn 2 and another user's turn 3 (no exchange). Turn 4, a reply no lane found, follows 3.
+    roles = ["user_message", "assistant_message", "user_message", "user_message", "assistant_message"]
+    facts = replace(conversation(["a", "a", "b", "b", "b"]), roles=roles)
+    lanes = {"text": [0, 2, 3]}
+    w = weights(exchange_share=1.0)
+    assert order(lanes, facts, w, budget=2, gathers=True, sweeps=True) == [0, 2]  # a sweep, no summary
+    assert order(lanes, facts, w, budget=2, gathers=True, sweeps=True, summarises=True) == [0, 1]
+    assert order(lanes, facts, weights(exchange_share=0.0), budget=2, summarises=True) == [0, 2]  # off
+    # the reply takes its share of the request's score, and says so; a user's turn lends to no user's turn
+    ranked = rank_turns(lanes, facts, np.ones(5, dtype=bool), weights(exchange_share=0.5), 5, summarises=True)
+    by_turn = {r.turn: r for r in ranked}
+    assert by_turn[1].score == pytest.approx(by_turn[0].score / 2)
+    assert [str(lift) for lift in by_turn[1].lifts] == [f"exchange +{by_turn[0].score / 2:.3f}"]
+    assert by_turn[4].score == pytest.approx(by_turn[3].score / 2)  # 3's reply, not 2's
+    assert set(by_turn) == {0, 1, 2, 3, 4}
+    # a reply the caller's filter refuses is never lifted into the rows
+    refused = np.array([True, False, True, True, True])
+    assert order(lanes, facts, w, budget=2, allowed=refused, summarises=True) == [0, 2]
+
+
+def test_exchange_partners_are_a_request_and_its_reply_in_one_session():
+    from recall_lib.ranking import exchange_partners
+
+    roles = ["assistant_message", "user_message", "assistant_message", "user_message", "assistant_message"]
+    facts = replace(conversation(["a", "a", "a", "a", "b"]), roles=roles)
+    # 0 opens with the assistant: no request before it; 3's next turn is in another session
+    partners, lent = exchange_partners(np.array([0, 2, 3]), np.array([0.9, 0.5, 0.4]), facts)
+    assert partners.tolist() == [1] and lent.tolist() == [0.5]  # 2 is the reply to 1
+    partners, lent = exchange_partners(np.array([1, 2]), np.array([0.3, 0.5]), facts)
+    assert partners.tolist() == [1, 2] and lent.tolist() == [0.5, 0.3]
+
+
 def test_budget_is_one_number_across_lanes_not_a_width_per_lane():
     # The text lane's top three all beat the vector lane's second: a global top-3 takes them.
     facts = conversation(["a", "b", "c", "d", "e", "f"])

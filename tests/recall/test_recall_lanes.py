@@ -14,6 +14,7 @@ from recall_kit import (
     MODEL,
     axis,
     by_lane,
+    expanded_rows,
     header_of,
     lanes,
     mix,
@@ -83,7 +84,7 @@ def test_turns_are_in_time_order_across_timestamp_formats(rt):
     query = mix(*((i, 1.0) for i in (1, 2, 3, 4, 5, 6, 7)))
     text, recalled = render(rt, "ana", "everything", lanes=["turns"], turns_k=10, query_vector=query)
     assert [t["action_id"] for t in recalled["turns"]] == ["a1", "a2", "a5", "a6", "a3", "a4", "a7"]
-    times = [line.split(", ")[1] for line in rows_of(text)]
+    times = [line.split(", ")[1] for line in expanded_rows(text)]
     assert times == sorted(times) and times[2:5] == [
         "2024-03-01T09:00",
         "2024-03-01T10:30",
@@ -197,7 +198,11 @@ def test_max_chars_drops_the_lowest_ranked_rows_first(rt):
     plain |= {"session_boost": 0, "neighbour_boost": 0}
     full, _ = render(rt, "ana", "q", **plain)
     assert len(rows_of(full)) == 4
-    budget = len(full) - 10
+    # room for the three best rows and the line that says one was left out: a5, above a3 in time and
+    # in its session, would shorten a3's row (`same session`) but cannot fit itself
+    three, _ = render(rt, "ana", "q", **{**plain, "turns_k": 3})
+    budget = len(three) + len(f"1 lower-ranked rows were left out to stay within max_chars={len(full)}.") + 1
+    assert len(str(budget)) == len(str(len(full))) and budget < len(full)
     text, recalled = render(rt, "ana", "q", **plain, max_chars=budget)
     assert len(text) <= budget
     assert [t["action_id"] for t in recalled["turns"]] == ["a1", "a2", "a3"]

@@ -25,7 +25,7 @@ GOLDEN = (
 MEMORY [notes/pets.md, updated 2024-06-11]: Mochi: vaccine due in June.
 FACT: user -[HAS_PET @ 2024-06-01]-> Mochi -- user: "Gina adopted a cat called Mochi."
 TURN [session g-s1, 2024-06-01T06:30, Gina]: I adopted a cat called Mochi. She is three years old.
-TURN [session g-s1, 2024-06-01T06:31, assistant]: Congratulations on adopting Mochi!
+TURN [same session, 06:31, assistant]: Congratulations on adopting Mochi!
 TURN [session g-s2, 2024-06-10T18:00, Gina]: Mochi needs her vaccine next Tuesday."""
 )
 
@@ -37,7 +37,7 @@ FACT: user -[HAS_PET @ 2024-06-01]-> Mochi -- user: "Gina adopted a cat called M
 {entity_facts #1 0.95 via entity "Mochi", facts #1 0.87, user_facts #1 0.87 via type HAS_PET}
 TURN [session g-s1, 2024-06-01T06:30, Gina]: I adopted a cat called Mochi. She is three years old. \
 {#1 2.186: text #1, turns #1, fact_turns #1, role x3, session +0.329, neighbour +0.071, opener +0.286}
-TURN [session g-s1, 2024-06-01T06:31, assistant]: Congratulations on adopting Mochi! \
+TURN [same session, 06:31, assistant]: Congratulations on adopting Mochi! \
 {#2 0.534: turns #2, session +0.329, neighbour +0.062}
 TURN [session g-s2, 2024-06-10T18:00, Gina]: Mochi needs her vaccine next Tuesday. \
 {#3 0.450: turns #3, role x3, session +0.075}"""
@@ -326,6 +326,49 @@ def test_a_sweeping_question_shows_shorter_pieces_than_a_gathering_one_unless_sw
         pieces[question, sweep] = max(len(p) for t in recalled["turns"] for p in t["passages"])
     assert pieces["Summarize my trips.", 60] <= 62 < 150 <= pieces["Summarize my trips.", 0] <= 200
     assert pieces["How many trips?", 60] == pieces["Summarize my trips.", 0]  # not a sweep: as it gathers
+
+
+def tracker_chat() -> MemoryGraph:
+    """Three requests about a tracker along the question's axis 1 (0.9, 0.85, 0.8), each answered by a
+    reply that shares neither its words nor its vector (cosine 0.1), then a remark (0.75) that no reply
+    follows."""
+    g = MemoryGraph()
+    g.recall_meta()
+    user = g.user("ivo")
+    said = [
+        ("s1", "u1", "user_message", "My tracker loses objects between frames.", 0.9),
+        ("s1", "r1", "assistant_message", "Raise max_age so lost ids survive a few frames.", 0.1),
+        ("s2", "u2", "user_message", "The tracker swaps ids when people cross.", 0.85),
+        ("s2", "r2", "assistant_message", "Add appearance features to the matching cost.", 0.1),
+        ("s3", "u3", "user_message", "Can the tracker run on the GPU?", 0.8),
+        ("s3", "r3", "assistant_message", "Batch the Kalman updates with numpy first.", 0.1),
+        ("s4", "u4", "user_message", "I logged the tracker's latency today.", 0.75),
+    ]
+    sessions = {}
+    for minute, (session, key, kind, text, cosine) in enumerate(said):
+        if session not in sessions:
+            sessions[session] = g.session(user, session)
+        vector = mix((1, cosine), (6 + minute, (1 - cosine**2) ** 0.5))
+        when = f"2024-06-0{session[1]}T10:{minute:02d}:00Z"
+        g.message(sessions[session], key, text, when, action_type=kind, passage_embeddings=[vector],
+                  embedding_model=MODEL)
+    return g
+
+
+@pytest.mark.parametrize(
+    ("question", "config", "shown"),
+    [
+        ("Can you summarize what I learned about the tracker?", {}, ["r1", "r2", "u1", "u2"]),
+        ("Can you summarize what I learned about the tracker?", {"exchange_share": 0},
+         ["u1", "u2", "u3", "u4"]),
+        ("In what order did I bring up the tracker's problems?", {}, ["u1", "u2", "u3", "u4"]),  # no summary
+    ],
+)
+def test_a_summary_shows_each_request_with_its_reply(question, config, shown):
+    rt = runtime(tracker_chat().elements())
+    _, recalled = render(rt, "ivo", question, "2024-06-20", query_vector=axis(1), turns_budget=4, max_chars=0,
+                         **config)
+    assert sorted(t["action_id"] for t in recalled["turns"]) == shown
 
 
 def coding_chat(rule: str = "Always include a code example when I ask about these.",
