@@ -102,13 +102,18 @@ def _memory_gib() -> float | None:
 
 
 def git_commit(folder: Path = ROOT) -> str:
-    """The short commit of the checkout holding `folder` ("unknown" outside one)."""
+    """The short commit of the checkout holding `folder` ("unknown" outside one), with "+uncommitted"
+    when its code (`query_modules`, `client`, `scripts`) differs from that commit: a result must not
+    name a commit whose code it did not run."""
     try:
         out = subprocess.run(["git", "-C", str(folder), "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, check=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no",
+                                  "--", ":/query_modules", ":/client", ":/scripts"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return out
+    return f"{out}+uncommitted" if changed else out
 
 
 def modules_of(folder: Path) -> dict[str, str]:
