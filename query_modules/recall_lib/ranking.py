@@ -53,9 +53,7 @@ import numpy as np
 
 from .day_windows import DayWindow, in_windows
 from .distinct import distinct, distinct_max, distinct_with_inverse, positions
-from .schema import MESSAGE_TYPES
-
-USER_TURNS = MESSAGE_TYPES[0]
+from .question import USER_TURNS
 
 #: How many of a session's best-scored turns its coherence bonus sums.
 SESSION_TOP = 3
