@@ -53,7 +53,8 @@ anything that depends on earlier conversations: plans, people, preferences, date
 about ...". Pass the question in the user's words.
 
 Returns text: a short header on how to read the rows, then one row per line, best evidence kept:
-- TURN [session, time, speaker]: a message from an earlier conversation
+- TURN [session, time, speaker]: a message from an earlier conversation; TURN [same session, time, \
+speaker]: a later message of the session and day of the row above
 - FACT: head -[RELATION @ date]-> tail -- speaker: "sentence": a fact read from an earlier message
 - MEMORY [path, updated date]: a note the user saved on purpose
 Relative dates inside a row ("next week") count from that row's date; relative dates in the question \
