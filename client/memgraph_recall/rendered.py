@@ -5,9 +5,12 @@ and lists the same rows, per kind and in the same order, under `memories`, `fact
 `recalled`. Integrations that hand rows to an agent one by one (the LangChain retriever) need both:
 the line the model reads and the item's fields (session, time, speaker and, with `explain`, the
 lanes that found it). Unknown fields of an item are kept, so ranking fields the module adds later
-arrive without a change here.
+arrive without a change here. A TURN row below one of the same session and day is written short in the
+text (`TURN [same session, 09:04, user]: ...`); a row handed on alone must say where it was said, so
+its `text` here is written out in full (`TURN [session s1, 2024-03-01T09:04, user]: ...`).
 """
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +19,9 @@ from memgraph_recall.results import Recalled
 PREFIXES = {"TURN [": "turn", "FACT: ": "fact", "MEMORY [": "memory"}
 ITEMS = {"turn": "turns", "fact": "facts", "memory": "memories"}
 ROWS_HEADER = "Rows:"
+#: A continued TURN row's head, and a full one's session and day (the session up to its minute).
+CONTINUED = "TURN [same session, "
+_FULL_HEAD = re.compile(r"TURN \[session .*?, \d{4}-\d\d-\d\dT(?=\d\d:\d\d[,\]])")
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,7 @@ def rendered_rows(recalled: Recalled) -> list[RenderedRow]:
     items = {kind: list(recalled.raw.get(key) or ()) for kind, key in ITEMS.items()}
     taken = dict.fromkeys(ITEMS, 0)
     rows = []
+    head = None  # the last full TURN row's "TURN [session s1, 2024-03-01T"
     for line in lines[lines.index(ROWS_HEADER) + 1:]:
         kind = next((kind for prefix, kind in PREFIXES.items() if line.startswith(prefix)), None)
         if kind is None:
@@ -76,7 +83,13 @@ def rendered_rows(recalled: Recalled) -> list[RenderedRow]:
         position = taken[kind]
         taken[kind] += 1
         item = items[kind][position] if position < len(items[kind]) else {}
-        rows.append(RenderedRow(kind, _without_explanation(line, item), len(rows), dict(item)))
+        text = _without_explanation(line, item)
+        if kind == "turn" and text.startswith(CONTINUED) and head is not None:
+            text = head + text[len(CONTINUED):]
+        else:
+            full = _FULL_HEAD.match(text) if kind == "turn" else None
+            head = full.group(0) if full else None
+        rows.append(RenderedRow(kind, text, len(rows), dict(item)))
     return rows
 
 

@@ -1,6 +1,7 @@
 """`RecallRetriever`: one LangChain `Document` per rendered row, best first, for one user only."""
 
 import asyncio
+import re
 from datetime import date
 
 import pytest
@@ -19,9 +20,18 @@ PREFIX = {"TURN": "TURN [", "FACT": "FACT: ", "MEMORY": "MEMORY ["}
 
 
 def plain_rows(client, user: str, question: str) -> list[str]:
-    """The row lines of the same render without explain: what each page_content must equal."""
+    """The row lines of the same render without explain, a TURN row written short below one of its
+    session and day (`TURN [same session, HH:MM, ...]`) written out: what each page_content must equal."""
     text = client.render(user, question, TODAY).text
-    return text.split("\nRows:\n", 1)[1].split("\n")
+    rows, head = [], None
+    for line in text.split("\nRows:\n", 1)[1].split("\n"):
+        if line.startswith("TURN [same session, "):
+            line = head + line[len("TURN [same session, "):]
+        else:
+            full = re.match(r"TURN \[session [^,]+, \d{4}-\d\d-\d\dT", line)
+            head = full.group(0) if full else None
+        rows.append(line)
+    return rows
 
 
 @pytest.fixture(scope="module")
@@ -148,6 +158,23 @@ def test_a_turn_rows_fused_annotation_is_taken_off_and_gives_rank_and_score():
     [turn] = rendered_rows(recalled)
     assert turn.text == "TURN [session s1, 2024-01-01T10:00, Ann]: hi {x}"
     assert (turn.rank, turn.score, turn.fused["lifts"]) == (2, 0.377, ["session +0.129"])
+
+
+def test_a_row_written_short_below_one_of_its_session_and_day_is_handed_on_in_full():
+    """The text writes a TURN row below one of the same session and day short; a document stands alone."""
+    text = ("Memory recall for: q\nRows:\n"
+            "TURN [session s1, 2024-01-01T10:00, Ann]: hello\n"
+            "TURN [same session, 10:02, assistant]: hi Ann {#1 0.5: turns #1}\n"
+            "TURN [session s2, 2024-01-03T08:00, Ann]: bye\n"
+            "TURN [same session, 08:01, assistant]: see you")
+    turns = [{"action_id": f"a{n}", "fused": {"rank": n, "score": 0.5}} for n in (2, 1, 3, 4)]
+    recalled = Recalled.from_row({"text": text, "recalled": {"question": "q", "turns": turns}})
+    assert [row.text for row in rendered_rows(recalled)] == [
+        "TURN [session s1, 2024-01-01T10:00, Ann]: hello",
+        "TURN [session s1, 2024-01-01T10:02, assistant]: hi Ann",
+        "TURN [session s2, 2024-01-03T08:00, Ann]: bye",
+        "TURN [session s2, 2024-01-03T08:01, assistant]: see you",
+    ]
 
 
 def test_an_unknown_user_gives_no_documents_and_says_so_in_the_log(sample_client, caplog):

@@ -5,7 +5,9 @@ so a chain or an agent can only ever search that user's memory; `invoke(question
 `recall.render` with `explain` on and returns the rows best first, as retrievers do: by the rank that
 chose each row within its kind, the kinds taken in turn at equal rank (turn, fact, note), the render's
 own order breaking ties. `page_content` is the row
-as a model reads it (`TURN [...]`, `FACT: ...`, `MEMORY [...]`), `metadata` what the `recalled` map
+as a model reads it (`TURN [...]`, `FACT: ...`, `MEMORY [...]`; a TURN row the text writes short below
+one of its session and day, `TURN [same session, ...]`, written out in full, since a document stands
+alone), `metadata` what the `recalled` map
 says about it (kind, session, time, speaker, the lanes that found it, rank and score).
 
 `metadata` reads as the rendered rows do: `kind` is the row's own word (`TURN`, `FACT`, `MEMORY`),
