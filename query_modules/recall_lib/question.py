@@ -20,8 +20,7 @@ What is read (the module's regular expressions, each with the reason it exists):
   a question about named third persons (LoCoMo's "When did Caroline ...") names neither side;
 - **gathers**: the question counts, sums or orders things said on several occasions, or asks for the
   current one of values that changed ("how many", "in total", "the order of", "currently"); a sweep
-  gathers too. A question that names a date asks what held then ("What game is she currently playing
-  on 7 November?"): the date finds it, and "currently", "now", "still" gather nothing;
+  gathers too;
 - **sweeps**: the question asks for an account of a topic across the whole history: a summary of it,
   the order its parts came up in, how it progressed ("summarize", "throughout our conversations",
   "in order", "over time", "how did it evolve"). Its evidence is many messages, often in the few
@@ -100,14 +99,12 @@ def read_question(text: str, today: date | None = None) -> Question:
     scanned = text[:SCAN_CHARS].replace("\u2019", "'")
     summarises = _SUMMARIES.search(scanned) is not None
     sweeps = summarises or _SWEEPS.search(scanned) is not None
-    dates = _dates(scanned, today)
-    current = not dates and _CURRENT.search(scanned) is not None
-    gathers = sweeps or current or _GATHERS.search(scanned) is not None
+    gathers = sweeps or _GATHERS.search(scanned) is not None
     return Question(
         text=text,
         today=today,
         tokens=tuple(tokenize(text)),
-        dates=dates,
+        dates=_dates(scanned, today),
         side=_side(scanned),
         gathers=gathers,
         requests=not gathers and _REQUESTS.search(scanned) is not None and _RECOUNTS.search(scanned) is None,
@@ -170,11 +167,9 @@ _GATHERS = re.compile(
     r"|\b(?:the\s+)?order\s+(?:of|in\s+which)\b"
     r"|\bfrom\s+(?:the\s+)?(?:earliest|first|oldest)\b"
     r"|\bwhich\b.{1,60}\b(?:first|earlier|later|last)\b"
-    r"|\bmost\s+recent(?:ly)?\b",
+    r"|\b(?:currently|most\s+recent(?:ly)?|these\s+days|now|still|anymore)\b",
     re.IGNORECASE,
 )
-#: The present state of a value that changed: gathers its occasions unless the question names a date.
-_CURRENT = re.compile(r"\b(?:currently|these\s+days|now|still|anymore)\b", re.IGNORECASE)
 
 _SUMMARIES = re.compile(r"\bsummar(?:y|ies|ise|ize|ised|ized|ising|izing)\b|\brecap\b", re.IGNORECASE)
 _SWEEPS = re.compile(

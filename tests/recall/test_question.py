@@ -83,8 +83,6 @@ TABLE = [
     ("", None, [], None, False),
     # gathering several occasions
     ("How many tanks do I currently have?", None, [], U, True),
-    ("Which phone do I use now?", None, [], U, True),  # the present state of a value that changed
-    ("What game was Joanna currently playing on 7 November 2022?", None, [[d("2022-11-07")]], None, False),
     ("What is the total weight of the feed I bought?", None, [], U, True),
     ("How much did I spend in total on gifts?", None, [], U, True),
     ("What is the order of the three trips I took?", None, [], U, True),
