@@ -70,8 +70,8 @@ class ShownRows:
         place = self._place(at)
         if place is None or above is None or self._place(above) != place:
             return line
-        head = f"TURN [session {place[0]}, {place[1]}T"
-        return f"TURN [{SAME_SESSION}, {line[len(head):]}"
+        head = f"TURN [session {place[0]}, {place[1]}T"  # as `render` writes a TURN row's session and minute
+        return f"TURN [{SAME_SESSION}, {line[len(head):]}" if line.startswith(head) else line
 
     def _place(self, at: int) -> Place | None:
         """A TURN row's session and day (None for other rows and for turns without either)."""
