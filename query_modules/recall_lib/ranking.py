@@ -20,7 +20,8 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                                     and role lifts)
                                  x other_side_spill  when the question asks one side and t is
                                                      on the other (`other_side_shares`)
-               + opener_boost x (the best base among the other candidates of t's session)
+               + opener_boost x (the best base among the other candidates of t's session, up to
+                                 OPENER_REACH turns after t)
                                  when t opens its session on the side the question asks
     final(t) = score(t) / (1 + spread x (turns of t's session scored above t))
                                       when the question gathers several occasions ("how many",
@@ -59,6 +60,8 @@ from .question import USER_TURNS
 SESSION_TOP = 3
 #: How far (turns before or after, in the same session) a strong hit lends part of its score.
 NEIGHBOUR_REACH = 2
+#: How far into its session (turns after the first) a hit still lifts the session's opening.
+OPENER_REACH = 6
 #: Signals that lift one side of the conversation (a named speaker, the asked role): not inherited by
 #: neighbours, which are mostly the other side's turns.
 SIDE_SIGNALS = frozenset({"speaker", "role"})
@@ -104,6 +107,7 @@ class TurnFacts:
     speakers: Sequence[str]
     roles: Sequence[str] = ()  # action_type per turn (user_message, assistant_message, ...)
     openers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # see session_openers
+    places: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # see session_openers
 
 
 class Lift(NamedTuple):
@@ -155,35 +159,39 @@ def neighbour_links(sessions: np.ndarray, order: np.ndarray | None = None) -> tu
     return previous, following
 
 
-def session_openers(sessions: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
-    """For turns in time order: the index of the first turn of the same session (-1: unknown session).
-    `order`: `session_order(sessions)`, when the caller has it."""
+def session_openers(sessions: np.ndarray, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """For turns in time order: the index of the first turn of the same session, and each turn's place
+    in its session (0 for that first turn); both -1 for a turn of an unknown session. `order`:
+    `session_order(sessions)`, when the caller has it."""
     n = len(sessions)
-    openers = np.full(n, -1, dtype=np.int64)
+    openers, places = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
     if not n:
-        return openers
+        return openers, places
     order = session_order(sessions) if order is None else order
     grouped = sessions[order]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-    firsts = np.repeat(order[starts], np.diff(np.r_[starts, n]))
-    openers[order] = np.where(grouped >= 0, firsts, -1)
-    return openers
+    lengths = np.diff(np.r_[starts, n])
+    known = grouped >= 0
+    openers[order] = np.where(known, np.repeat(order[starts], lengths), -1)
+    places[order] = np.where(known, np.arange(n) - np.repeat(starts, lengths), -1)
+    return openers, places
 
 
 def opener_lift(
     candidates: np.ndarray, base: np.ndarray, facts: TurnFacts, role: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """The first turns of the candidates' sessions that are on the asked `role`'s side (ascending), each
-    with the best base among the other candidates of its session.
+    with the best base among the other candidates of its session's first `OPENER_REACH` turns after it.
 
     Why: in a conversation with an assistant the user's opening message says what the conversation is
     about ("I just replaced the kitchen faucet, ..."): it states the fact, and the turns that follow
-    discuss it at length and match the question better. A hit anywhere in the session is evidence that
-    its opening says what was asked; the neighbour lift reaches only two turns, not the opening of a
-    long conversation.
+    discuss it at length and match the question better. A hit in the exchanges after it is evidence
+    that its opening says what was asked; the neighbour lift reaches only two turns, not the opening of
+    a conversation. A hit deep in a long session is not: a session of a hundred turns (a day's coding
+    chat) moves on from its opening, which would otherwise be lifted for every topic the day touched.
     """
     firsts = facts.openers[candidates]
-    keep = (firsts >= 0) & (firsts != candidates)
+    keep = (firsts >= 0) & (firsts != candidates) & (facts.places[candidates] <= OPENER_REACH)
     firsts, best = distinct_max(firsts[keep], base[keep])
     asked = _equal(facts.roles, firsts, role)
     return firsts[asked], best[asked]

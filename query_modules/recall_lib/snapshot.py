@@ -156,6 +156,7 @@ class UserSnapshot:
 def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
     order = session_order(turn_filter.session)
     previous, following = neighbour_links(turn_filter.session, order)
+    openers, places = session_openers(turn_filter.session, order)
     return TurnFacts(
         turn_filter.session,
         turn_filter.epoch,
@@ -163,7 +164,8 @@ def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
         following,
         turns.speakers,
         turns.action_types,
-        session_openers(turn_filter.session, order),
+        openers,
+        places,
     )
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from recall_lib.day_windows import DayWindow
 from recall_lib.ranking import (
+    OPENER_REACH,
     RankingWeights,
     TurnFacts,
     fuse,
@@ -34,7 +35,8 @@ def conversation(sessions: list[str], speakers: list[str] | None = None, days: l
     )
     previous, following = neighbour_links(codes)
     speakers = speakers or ["user"] * len(sessions)
-    return TurnFacts(codes, epoch, previous, following, speakers, openers=session_openers(codes))
+    openers, places = session_openers(codes)
+    return TurnFacts(codes, epoch, previous, following, speakers, openers=openers, places=places)
 
 
 def order(lanes, facts, w, budget=10, allowed=None, **signals):
@@ -200,9 +202,11 @@ def test_session_spread_gives_a_gathering_question_other_sessions_best_turns():
     assert factors == {0: [], 3: [], 1: [pytest.approx(0.5)], 2: [pytest.approx(1 / 3)]}
 
 
-def test_session_openers_name_each_sessions_first_turn():
-    assert session_openers(np.array([0, 0, 1, 0, 1, -1, 2])).tolist() == [0, 0, 2, 0, 2, -1, 6]
-    assert session_openers(np.zeros(0, dtype=np.int64)).tolist() == []
+def test_session_openers_name_each_sessions_first_turn_and_each_turns_place():
+    openers, places = session_openers(np.array([0, 0, 1, 0, 1, -1, 2]))
+    assert openers.tolist() == [0, 0, 2, 0, 2, -1, 6]
+    assert places.tolist() == [0, 1, 0, 2, 1, -1, 0]  # sessions 0 and 1 interleave in time
+    assert [part.tolist() for part in session_openers(np.zeros(0, dtype=np.int64))] == [[], []]
 
 
 def test_opener_boost_lifts_the_asked_sides_opening_of_a_session_with_a_hit():
@@ -220,6 +224,17 @@ def test_opener_boost_lifts_the_asked_sides_opening_of_a_session_with_a_hit():
     assert [lift.amount for lift in ranked[0].lifts if lift.signal == "opener"] == [pytest.approx(1 / 6)]
     not_allowed = np.array([False, True, True, True, True, True])
     assert order(lanes, facts, w, budget=2, allowed=not_allowed, role="user_message") == [4, 5]
+
+
+def test_a_hit_deep_in_a_long_session_does_not_lift_its_opening():
+    # One session of the user's turns: its opening (0) and OPENER_REACH + 4 turns after it. A hit
+    # OPENER_REACH turns in lifts the opening; one three turns further does not.
+    facts = conversation(["a"] * (OPENER_REACH + 5))
+    facts = replace(facts, roles=["user_message"] * len(facts.speakers))
+    w = weights(role_boost=0.1, opener_boost=2.0)
+    near, far = OPENER_REACH, OPENER_REACH + 3
+    assert order({"text": [near]}, facts, w, budget=2, role="user_message") == [0, near]
+    assert order({"text": [far]}, facts, w, budget=2, role="user_message") == [far]
 
 
 def test_named_participant_matches_whole_words_of_this_users_speakers_only():
