@@ -64,7 +64,7 @@ SIGNALS = {
     "facets": {"facet_turns": 0},
     "gather fusion": {"gather_fusion_k": 5},  # as fusion_k: the fusion as for any question
     "gather pieces": {"gather_piece_chars": 0},  # rendering, not ranking: changes character budgets only
-    # a question that sweeps a topic ranked and shown as one that gathers
+    # a question that sweeps a topic ranked and shown as one that gathers (a summary never spreads)
     "sweep": {"sweep_fusion_k": 20, "sweep_spread": 0.5, "sweep_piece_chars": 0},
     "exchange": {"exchange_share": 0},  # a summary ranks a request and its reply apart
     "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0,

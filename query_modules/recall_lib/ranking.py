@@ -37,10 +37,12 @@ a small k makes the fusion top-heavy (a lane's first turns far ahead of its tent
 one turn answers; a question that gathers is answered by many turns, each a moderate match, and a
 flatter fusion lets turns several lanes rank moderately high outrank one lane's single best. A sweep
 ("summarize my project", "in what order did I bring up ...") is flatter still: its evidence is dozens
-of messages about one topic, none a better match than the rest. Its spread is weaker (none by default):
-a topic's messages sit in the few sessions that discussed it, not one per session as a count's do.
-A summary is answered by exchanges, not messages: the user's request says what was worked on, the
-reply what came of it, so each half of an exchange ranks (nearly) as high as the other.
+of messages about one topic, none a better match than the rest. Its spread is far weaker: a topic's
+messages sit in the few sessions that discussed it, not one per session as a count's do, but the order
+they came up in runs across the history, so the tenth best turn of one session yields a little to the
+best of another. A summary is answered by exchanges, not messages: the user's request says what was
+worked on, the reply what came of it, so each half of an exchange ranks (nearly) as high as the other;
+it does not spread at all, as the exchanges sit where the topic was worked on.
 
 Each signal is a function below with the reason it exists. A turn lifted only by a neighbour passes
 the same filters as any candidate (`allowed`); the caller verifies every shown row against the graph.
@@ -91,8 +93,11 @@ class RankingWeights:
             return self.sweep_fusion_k
         return self.gather_fusion_k if gathers and self.gather_fusion_k is not None else self.fusion_k
 
-    def spread_for(self, sweeps: bool) -> float:
-        """The session spread of a gathering question: `sweep_spread` when it sweeps a topic."""
+    def spread_for(self, sweeps: bool, summarises: bool = False) -> float:
+        """The session spread of a gathering question: `sweep_spread` when it sweeps a topic, none when
+        it asks for a summary (see the module docstring)."""
+        if summarises:
+            return 0.0
         return self.sweep_spread if sweeps and self.sweep_spread is not None else self.session_spread
 
 
@@ -391,7 +396,7 @@ def rank_turns(
     score[np.searchsorted(turns, spill_turns)] += spill
     score[np.searchsorted(turns, open_turns)] += opened
     spread = np.ones(len(turns))
-    spread_weight = weights.spread_for(sweeps)
+    spread_weight = weights.spread_for(sweeps, summarises)
     if gathers and spread_weight:
         spread = session_spread(turns, score, facts.sessions, spread_weight)
         score = score * spread

@@ -75,7 +75,7 @@ def test_a_question_that_sweeps_a_topic_fuses_flatter_than_one_that_gathers():
     assert order(lanes, facts, replace(w, sweep_fusion_k=None), budget=1, gathers=True, sweeps=True) == [0]
 
 
-def test_a_sweep_spreads_over_sessions_by_its_own_weight():
+def test_a_sweep_spreads_over_sessions_by_its_own_weight_and_a_summary_not_at_all():
     # Session a holds the three best hits of a topic; session b's one hit is weaker than all of them.
     facts = conversation(["a", "a", "a", "b"])
     lanes = {"text": [0, 1, 2, 3]}
@@ -83,6 +83,10 @@ def test_a_sweep_spreads_over_sessions_by_its_own_weight():
     assert order(lanes, facts, w, budget=2, gathers=True, sweeps=True) == [0, 1]  # the topic's session
     assert order(lanes, facts, w, budget=2, gathers=True) == [0, 3]  # a count: one per session
     assert order(lanes, facts, replace(w, sweep_spread=None), budget=2, gathers=True, sweeps=True) == [0, 3]
+    spread = replace(w, sweep_spread=1.0)
+    assert order(lanes, facts, spread, budget=2, gathers=True, sweeps=True) == [0, 3]  # the order of a topic
+    summary = dict(gathers=True, sweeps=True, summarises=True)
+    assert order(lanes, facts, spread, budget=2, **summary) == [0, 1]  # a summary: where it was worked on
 
 
 def test_a_summary_ranks_each_half_of_an_exchange_with_the_other():
