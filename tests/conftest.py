@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,14 @@ def _no_user_config(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("MEMGRAPH_RECALL_CONFIG", "")
+
+
+@pytest.fixture
+def ctrl_c():
+    """Ctrl-C (SIGINT) raising KeyboardInterrupt in this process and its children, as in a terminal.
+    Why: a shell starts a background job with SIGINT ignored, and Python then installs no handler, so a
+    test of what Ctrl-C does would fail on how pytest was launched rather than on the code."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+

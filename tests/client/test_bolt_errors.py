@@ -139,7 +139,7 @@ def test_values_arrive_as_plain_python_nodes_as_graph_elements():
     assert render["today"] == (ord("D"), [(date(2024, 5, 20) - date(1970, 1, 1)).days])
 
 
-def test_a_caller_interrupted_while_waiting_cancels_the_call_it_waited_for():
+def test_a_caller_interrupted_while_waiting_cancels_the_call_it_waited_for(ctrl_c):
     """Ctrl-C while a call is out: the call's coroutine is cancelled, not left running unwatched on a
     loop that is about to stop (its late failure then printed "Task exception was never retrieved")."""
     import asyncio

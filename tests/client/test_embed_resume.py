@@ -148,7 +148,7 @@ def test_stopped_before_any_call_finished_the_cli_says_nothing_was_saved(tmp_pat
 
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, id="SIGINT"),
                                  pytest.param(signal.SIGKILL, id="SIGKILL")])
-def test_a_cli_run_stopped_by_a_signal_leaves_the_file_whole_with_what_it_saved(tmp_path, sig):
+def test_a_cli_run_stopped_by_a_signal_leaves_the_file_whole_with_what_it_saved(tmp_path, sig, ctrl_c):
     """The real thing: `memgraph-recall embed` in its own process, stopped once it has saved a call.
     SIGINT (Ctrl-C) saves what is done and exits 130; SIGKILL, a crash, keeps the last save."""
     graph = tmp_path / "memory.json"
@@ -179,7 +179,7 @@ def test_a_cli_run_stopped_by_a_signal_leaves_the_file_whole_with_what_it_saved(
     assert rest.embedded == total - kept
 
 
-def test_ctrl_c_during_a_call_over_bolt_ends_it_and_says_the_finished_calls_are_on_the_server(capsys):
+def test_ctrl_c_during_a_call_over_bolt_ends_it_and_says_the_finished_calls_are_on_the_server(capsys, ctrl_c):
     """Each `recall.embed` over Bolt commits on the server, so nothing is saved locally: Ctrl-C while
     the server works on a call stops waiting for it at once and exits 130 with one line."""
     fields = ("messages", "entities", "edges", "memories", "remaining", "model")
