@@ -402,9 +402,10 @@ def rank_turns(
         score = score * spread
     exchange_turns, exchanged = np.zeros(0, dtype=np.int64), np.zeros(0)
     if summarises and weights.exchange_share:
-        turns, score, spread, exchange_turns, exchanged = _with_exchanges(
-            turns, score, spread, facts, allowed, weights.exchange_share
+        turns, score, exchange_turns, exchanged = _with_exchanges(
+            turns, score, facts, allowed, weights.exchange_share
         )
+        spread = np.ones(len(turns))  # a summary does not spread (`RankingWeights.spread_for`)
     best = np.lexsort((turns, -score))[:budget]
     chosen = turns[best]
     # The loop below reads Python lists: indexing numpy arrays one element at a time costs ~10x.
@@ -438,14 +439,9 @@ def rank_turns(
 
 
 def _with_exchanges(
-    turns: np.ndarray,
-    score: np.ndarray,
-    spread: np.ndarray,
-    facts: TurnFacts,
-    allowed: np.ndarray,
-    share: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """`turns`, `score` and `spread` with each turn's exchange partner raised to `share` of its score
+    turns: np.ndarray, score: np.ndarray, facts: TurnFacts, allowed: np.ndarray, share: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`turns` and `score` with each turn's exchange partner raised to `share` of its score
     (`exchange_partners`; a partner `allowed` refuses is left out), and the raised turns (ascending)
     with what the raise added."""
     partners, lent = exchange_partners(turns, score, facts)
@@ -454,12 +450,12 @@ def _with_exchanges(
     partners, lent = partners[keep], lent[keep]
     merged = distinct(np.concatenate((turns, partners)))
     at_turns, at_partners = np.searchsorted(merged, turns), np.searchsorted(merged, partners)
-    merged_score, merged_spread = np.zeros(len(merged)), np.ones(len(merged))
-    merged_score[at_turns], merged_spread[at_turns] = score, spread
+    merged_score = np.zeros(len(merged))
+    merged_score[at_turns] = score
     gain = lent - merged_score[at_partners]
     raised = gain > 0
     merged_score[at_partners[raised]] = lent[raised]
-    return merged, merged_score, merged_spread, partners[raised], gain[raised]
+    return merged, merged_score, partners[raised], gain[raised]
 
 
 def _equal(values: Sequence[str], turns: np.ndarray, wanted: str) -> np.ndarray:
