@@ -21,7 +21,8 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                                  x other_side_spill  when the question asks one side and t is
                                                      on the other (`other_side_shares`)
                + opener_boost x (the best base among the other candidates of t's session, up to
-                                 OPENER_REACH turns after t)
+                                 OPENER_REACH turns after t; in a session of at most
+                                 ONE_TOPIC_TURNS turns, all of them)
                                  when t opens its session on the side the question asks
     final(t) = score(t) / (1 + spread x (turns of t's session scored above t))
                                       when the question gathers several occasions ("how many",
@@ -62,8 +63,10 @@ from .question import USER_TURNS
 SESSION_TOP = 3
 #: How far (turns before or after, in the same session) a strong hit lends part of its score.
 NEIGHBOUR_REACH = 2
-#: How far into its session (turns after the first) a hit still lifts the session's opening.
+#: How far into its session (turns after the first) a hit still lifts the session's opening...
 OPENER_REACH = 6
+#: ...unless the session is this short (ten exchanges): then it is taken to keep to its opening's topic.
+ONE_TOPIC_TURNS = 20
 #: Signals that lift one side of the conversation (a named speaker, the asked role): not inherited by
 #: neighbours, which are mostly the other side's turns.
 SIDE_SIGNALS = frozenset({"speaker", "role"})
@@ -112,7 +115,7 @@ class TurnFacts:
     speakers: Sequence[str]
     roles: Sequence[str] = ()  # action_type per turn (user_message, assistant_message, ...)
     openers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # see session_openers
-    places: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # see session_openers
+    near_opening: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # see session_openers
 
 
 class Lift(NamedTuple):
@@ -165,38 +168,42 @@ def neighbour_links(sessions: np.ndarray, order: np.ndarray | None = None) -> tu
 
 
 def session_openers(sessions: np.ndarray, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """For turns in time order: the index of the first turn of the same session, and each turn's place
-    in its session (0 for that first turn); both -1 for a turn of an unknown session. `order`:
+    """For turns in time order: the index of the first turn of the same session (-1 for a turn of an
+    unknown session), and whether a hit at the turn lifts that opening (`opener_lift`): it is at most
+    `OPENER_REACH` turns after it, or its session has at most `ONE_TOPIC_TURNS`. `order`:
     `session_order(sessions)`, when the caller has it."""
     n = len(sessions)
-    openers, places = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    openers, near = np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=bool)
     if not n:
-        return openers, places
+        return openers, near
     order = session_order(sessions) if order is None else order
     grouped = sessions[order]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
     lengths = np.diff(np.r_[starts, n])
     known = grouped >= 0
     openers[order] = np.where(known, np.repeat(order[starts], lengths), -1)
-    places[order] = np.where(known, np.arange(n) - np.repeat(starts, lengths), -1)
-    return openers, places
+    places = np.arange(n) - np.repeat(starts, lengths)
+    near[order] = known & ((places <= OPENER_REACH) | (np.repeat(lengths, lengths) <= ONE_TOPIC_TURNS))
+    return openers, near
 
 
 def opener_lift(
     candidates: np.ndarray, base: np.ndarray, facts: TurnFacts, role: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """The first turns of the candidates' sessions that are on the asked `role`'s side (ascending), each
-    with the best base among the other candidates of its session's first `OPENER_REACH` turns after it.
+    with the best base among the other candidates of its session near enough to lift it
+    (`session_openers`: its first `OPENER_REACH` turns after it, the whole of a short session).
 
     Why: in a conversation with an assistant the user's opening message says what the conversation is
     about ("I just replaced the kitchen faucet, ..."): it states the fact, and the turns that follow
     discuss it at length and match the question better. A hit in the exchanges after it is evidence
     that its opening says what was asked; the neighbour lift reaches only two turns, not the opening of
     a conversation. A hit deep in a long session is not: a session of a hundred turns (a day's coding
-    chat) moves on from its opening, which would otherwise be lifted for every topic the day touched.
+    chat) moves on from its opening, which would otherwise be lifted for every topic the day touched;
+    a session of a few exchanges keeps to it.
     """
     firsts = facts.openers[candidates]
-    keep = (firsts >= 0) & (firsts != candidates) & (facts.places[candidates] <= OPENER_REACH)
+    keep = (firsts >= 0) & (firsts != candidates) & facts.near_opening[candidates]
     firsts, best = distinct_max(firsts[keep], base[keep])
     asked = _equal(facts.roles, firsts, role)
     return firsts[asked], best[asked]

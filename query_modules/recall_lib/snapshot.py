@@ -156,7 +156,7 @@ class UserSnapshot:
 def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
     order = session_order(turn_filter.session)
     previous, following = neighbour_links(turn_filter.session, order)
-    openers, places = session_openers(turn_filter.session, order)
+    openers, near_opening = session_openers(turn_filter.session, order)
     return TurnFacts(
         turn_filter.session,
         turn_filter.epoch,
@@ -165,7 +165,7 @@ def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
         turns.speakers,
         turns.action_types,
         openers,
-        places,
+        near_opening,
     )
 
 
