@@ -58,6 +58,7 @@ SIGNALS = {
     "other side": {"other_side_spill": 1.0},
     "spread": {"session_spread": 0},
     "opener": {"opener_boost": 0},
+    "rule lift": {"rule_boost": 0},
     "feedback": {"feedback_turns": 0},
     "instructions": {"instruction_turns": 0},
     "rules": {"rule_turns": 0},
@@ -68,8 +69,8 @@ SIGNALS = {
     "sweep": {"sweep_fusion_k": 20, "sweep_spread": 0.5, "sweep_piece_chars": 0},
     "exchange": {"exchange_share": 0},  # a summary ranks a request and its reply apart
     "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0,
-                    "role_boost": 0, "session_spread": 0, "opener_boost": 0, "gather_fusion_k": 5,
-                    "sweep_fusion_k": 5, "sweep_spread": 0, "exchange_share": 0},
+                    "role_boost": 0, "session_spread": 0, "opener_boost": 0, "rule_boost": 0,
+                    "gather_fusion_k": 5, "sweep_fusion_k": 5, "sweep_spread": 0, "exchange_share": 0},
 }
 #: A rendered TURN row's session and minute, which name its turn (`TURN [session s1, 2023-05-20T02:21, x]`),
 #: or its minute below a row of the same session and day (`TURN [same session, 02:25, x]`).

@@ -67,6 +67,7 @@ class RecallConfig:
     sweep_spread: float = 0.05
     exchange_share: float = 1.0  # a summary: the share of a turn's score the other half of its exchange gets
     opener_boost: float = 2.0
+    rule_boost: float = 1.0
     feedback_turns: int = 5
     instruction_turns: int = 1
     rule_turns: int = 2
@@ -101,6 +102,7 @@ class RecallConfig:
             self.sweep_fusion_k,
             self.sweep_spread,
             self.exchange_share,
+            self.rule_boost,
         )
 
 
@@ -337,6 +339,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "sweep_spread": (_bounded_number(0, 10), _QUERYING),
     "exchange_share": (_bounded_number(0, 1), _QUERYING),
     "opener_boost": (_bounded_number(0, 10), _QUERYING),
+    "rule_boost": (_bounded_number(0, 10), _QUERYING),
     "feedback_turns": (_bounded_int(0, 50), _QUERYING),
     "instruction_turns": (_bounded_int(0, 20), _QUERYING),
     "rule_turns": (_bounded_int(0, 20), _QUERYING),

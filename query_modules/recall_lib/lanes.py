@@ -228,6 +228,10 @@ def run_lanes(
     vectors_on = vector_off is None and query is not None
     wanted = set(settings.lanes)
     depth = settings.fusion_depth
+    instructions = settings.instruction_turns if question.side == USER_TURNS and question.requests else 0
+    wants_rules = bool(settings.rule_turns or settings.rule_boost)
+    standing = standing_turns(snapshot, turn_ok) if instructions or wants_rules else None
+    rules = rule_turns(snapshot, standing) if standing is not None and wants_rules else None
     hits: dict[str, tuple[Hit, ...]] = {}
     candidates: dict[str, Candidates] = {}
     if "memories" in wanted:
@@ -240,10 +244,9 @@ def run_lanes(
     if vectors_on:
         if "turns" in wanted and settings.turns_k:
             feedback = settings.feedback_turns if gathers else 0
-            standing = settings.instruction_turns if question.side == USER_TURNS and question.requests else 0
             candidates.update(
-                turn_candidates(snapshot, query, turn_ok, depth, settings.min_score, feedback, standing,
-                                settings.rule_turns)
+                turn_candidates(snapshot, query, turn_ok, depth, settings.min_score, feedback, instructions,
+                                settings.rule_turns, standing=standing, rules=rules)
             )
         if "entities" in wanted:
             hits["entities"] = entities_lane(snapshot, query, settings)
@@ -274,7 +277,7 @@ def run_lanes(
             shown = min(widths[lane], len(candidates[lane]))
             hits[lane] = tuple(turn_hits.at(lane, rank) for rank in range(1, shown + 1))
     windows, date_notes = history_windows(question.dates, snapshot.turn_facts.epoch)
-    hits["fused"] = fused_turns(turn_hits, turn_ok, settings, speaker, question, windows, abort)
+    hits["fused"] = fused_turns(turn_hits, turn_ok, settings, speaker, question, windows, rules, abort)
     return LaneResults(hits, vector_off, terms, (*question.described(), *date_notes), matched=matched)
 
 
@@ -286,11 +289,12 @@ def fused_turns(
     speaker: str | None,
     question: Question,
     windows: Sequence[DayWindow],
+    rules: np.ndarray | None = None,
     abort: Callable[[], None] = _no_abort,
 ) -> tuple[Hit, ...]:
     """The `fused` lane: the TURN rows, the best `turns_budget` turns of all turn lanes and signals
     (`turn_hits.candidates`); `windows`: the days the question names, as the history settles them
-    (`day_windows`).
+    (`day_windows`); `rules`: the user's rules (`rule_turns`), None when not read.
 
     Each hit's `via` says what put it there (lane ranks and lifts, for `explain`); its passage is the one
     a lane found it at (the vector lane's passage first, then the fact's sentence, then the words).
@@ -312,6 +316,7 @@ def fused_turns(
         question.gathers,
         question.sweeps,
         question.summarises,
+        rules,
     )
     hits = []
     for count, item in enumerate(ranked):
@@ -475,7 +480,10 @@ def turn_candidates(
     min_score: float | None,
     feedback: int = 0,
     instructions: int = 0,
-    rules: int = 0,
+    rule_count: int = 0,
+    *,
+    standing: np.ndarray | None = None,
+    rules: np.ndarray | None = None,
 ) -> dict[str, Candidates]:
     """The `turns` lane: the user's message passages nearest the question (exact cosine), best turn
     first; with `feedback` > 0 also its feedback pass, `feedback`: the turns nearest the question
@@ -483,17 +491,18 @@ def turn_candidates(
     question's own cosine in both.
 
     With `instructions` > 0 (a request on the user's side, `question.Question.requests`) also its
-    instructions pass: the user's `instructions` standing statements (`standing_turns`) nearest the
+    instructions pass: the user's `instructions` `standing` statements (`standing_turns`) nearest the
     question. Why: an instruction or a preference stated once ("always include a code example when I
     ask about async errors") governs later requests that name the task, not the rule; among hundreds
     of messages about the same task the rule ranks low, among the user's few standing statements it
     ranks first, and that rank is its vote.
 
-    With `rules` > 0 also its rules pass, for any question: the user's `rules` standing statements
-    that name the questions they govern (`rule_turns`: "always include the random seed when I ask about
-    reproducibility") nearest the question. Why: such a rule answers every later question on its topic,
-    whether or not the question reads as a request, and among the user's few rules it ranks first where
-    among all standing statements ("I prefer ...", "I always ...") it may not.
+    With `rule_count` > 0 also its rules pass, for any question: the user's `rule_count` `rules`, the
+    standing statements that name the questions they govern (`rule_turns`: "always include the random
+    seed when I ask about reproducibility"), nearest the question. Why: such a rule answers every later
+    question on its topic, whether or not the question reads as a request, and among the user's few
+    rules it ranks first where among all standing statements ("I prefer ...", "I always ...") it may
+    not.
 
     Why the feedback pass: a question that gathers occasions ("how many kitchen items did I fix?")
     names the kind of thing, not the things; the occasions found first say what the others look like
@@ -514,12 +523,11 @@ def turn_candidates(
             scores = np.where(cosines >= min_score, scores, -np.inf)
         rows = best_rows(vectors, moved, turn_ok, depth, None, scores)
         found["feedback"] = Candidates.of(vectors.owner[rows], scores[rows], vectors.passage[rows])
-    standing = standing_turns(snapshot, turn_ok) if instructions > 0 or rules > 0 else None
-    if instructions > 0:
+    if instructions > 0 and standing is not None:
         rows = best_rows(vectors, query, standing, instructions, min_score, cosines)
         found["instructions"] = Candidates.of(vectors.owner[rows], cosines[rows], vectors.passage[rows])
-    if rules > 0:
-        rows = best_rows(vectors, query, rule_turns(snapshot, standing), rules, min_score, cosines)
+    if rule_count > 0 and rules is not None:
+        rows = best_rows(vectors, query, rules, rule_count, min_score, cosines)
         found["rules"] = Candidates.of(vectors.owner[rows], cosines[rows], vectors.passage[rows])
     return found
 

@@ -24,6 +24,9 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                                  OPENER_REACH turns after t; in a session of at most
                                  ONE_TOPIC_TURNS turns, all of them)
                                  when t opens its session on the side the question asks
+               + rule_boost x (the best base among the candidates up to RULE_REACH turns after t
+                               in its session, with their speaker, role and date lifts)
+                                 when t is one of the user's rules (`lanes.rule_turns`)
     final(t) = score(t) / (1 + spread x (turns of t's session scored above t))
                                       when the question gathers several occasions ("how many",
                                       "in total", "the order of": `question.Question.gathers`),
@@ -67,6 +70,9 @@ NEIGHBOUR_REACH = 2
 OPENER_REACH = 6
 #: ...unless the session is this short (ten exchanges): then it is taken to keep to its opening's topic.
 ONE_TOPIC_TURNS = 20
+#: How many turns before a request (in its session) a rule it applies may stand: the rule, the
+#: assistant's acknowledgement, the request.
+RULE_REACH = 2
 #: Signals that lift one side of the conversation (a named speaker, the asked role): not inherited by
 #: neighbours, which are mostly the other side's turns.
 SIDE_SIGNALS = frozenset({"speaker", "role"})
@@ -89,6 +95,7 @@ class RankingWeights:
     sweep_fusion_k: int | None = None  # a sweeping question's fusion constant (None: as it gathers)
     sweep_spread: float | None = None  # a sweeping question's session spread (None: `session_spread`)
     exchange_share: float = 0.0  # a summary: the share of a turn's score its exchange partner gets
+    rule_boost: float = 0.0  # the share of a request's score a rule it applies gains (see `rule_lift`)
 
     def fusion_for(self, gathers: bool, sweeps: bool = False) -> int:
         """The fusion's constant: flatter for a question that gathers or sweeps (see the module docstring)."""
@@ -207,6 +214,28 @@ def opener_lift(
     firsts, best = distinct_max(firsts[keep], base[keep])
     asked = _equal(facts.roles, firsts, role)
     return firsts[asked], best[asked]
+
+
+def rule_lift(
+    candidates: np.ndarray, base: np.ndarray, facts: TurnFacts, rules: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The `rules` (a mask over the user's turns) up to `RULE_REACH` turns before a candidate in its
+    session (ascending), each with the best base among the candidates that reach back to it.
+
+    Why: a user states a rule ("always include code snippets in Python when I ask about implementation
+    details") for the request that follows it, which names the task; a later question about such a task
+    matches that request, not the rule's clause, yet the rule is what it needs. The request's side lifts
+    carry over: both are the user's own turns.
+    """
+    reached_turns, reached_bases = [], []
+    step = candidates
+    for _ in range(RULE_REACH):
+        step = np.where(step >= 0, facts.previous[np.maximum(step, 0)], -1)
+        ruled = step >= 0
+        ruled[ruled] = rules[step[ruled]]
+        reached_turns.append(step[ruled])
+        reached_bases.append(base[ruled])
+    return distinct_max(np.concatenate(reached_turns), np.concatenate(reached_bases))
 
 
 def named_participant(
@@ -353,11 +382,13 @@ def rank_turns(
     gathers: bool = False,
     sweeps: bool = False,
     summarises: bool = False,
+    rules: np.ndarray | None = None,
 ) -> list[RankedTurn]:
     """The `budget` best turns by the fused score; `lanes` maps each turn lane to its turns, best first;
     `gathers`: the question gathers several occasions (`question.Question.gathers`); `sweeps`: it sweeps
     a topic across the history (`question.Question.sweeps`, which gathers too); `summarises`: it asks
-    for a summary (`question.Question.summarises`)."""
+    for a summary (`question.Question.summarises`); `rules`: a mask of the user's rules over the
+    snapshot's turns (`lanes.rule_turns`), None when not read."""
     if budget <= 0:
         return []
     candidates, base = fuse(lanes, weights.fusion_for(gathers, sweeps))
@@ -396,12 +427,19 @@ def rank_turns(
         opened = weights.opener_boost * opened
         lifted = (opened > 0) & allowed[open_turns]
         open_turns, opened = open_turns[lifted], opened[lifted]
+    rule_turns, ruled = np.zeros(0, dtype=np.int64), np.zeros(0)
+    if rules is not None and weights.rule_boost:
+        rule_turns, ruled = rule_lift(candidates, base, facts, rules)
+        ruled = weights.rule_boost * ruled
+        lifted = (ruled > 0) & allowed[rule_turns]
+        rule_turns, ruled = rule_turns[lifted], ruled[lifted]
     # ascending: ties go to the earlier turn
-    turns = distinct(np.concatenate((candidates, spill_turns, open_turns)))
+    turns = distinct(np.concatenate((candidates, spill_turns, open_turns, rule_turns)))
     score = np.zeros(len(turns))
     score[np.searchsorted(turns, candidates)] = base + session
     score[np.searchsorted(turns, spill_turns)] += spill
     score[np.searchsorted(turns, open_turns)] += opened
+    score[np.searchsorted(turns, rule_turns)] += ruled
     spread = np.ones(len(turns))
     spread_weight = weights.spread_for(sweeps, summarises)
     if gathers and spread_weight:
@@ -419,9 +457,11 @@ def rank_turns(
     candidate_at = positions(candidates, chosen, ascending=True).tolist()
     spill_at = positions(spill_turns, chosen, ascending=True).tolist()
     open_at = positions(open_turns, chosen, ascending=True).tolist()
+    rule_at = positions(rule_turns, chosen, ascending=True).tolist()
     exchange_at = positions(exchange_turns, chosen, ascending=True).tolist()
     masks = [(name, mask.tolist(), factor) for name, mask, factor in factors]
     sessions, spills, opens, exchanges = session.tolist(), spill.tolist(), opened.tolist(), exchanged.tolist()
+    rule_gains = ruled.tolist()
     spreads = spread[best].tolist()
     lane_ranks = [(lane, _last_ranks(lane_turns, chosen).tolist()) for lane, lane_turns in lanes.items()]
     ranked = []
@@ -436,6 +476,8 @@ def rank_turns(
             lifts.append(Lift("neighbour", amount=spills[spill_at[place]]))
         if open_at[place] >= 0:
             lifts.append(Lift("opener", amount=opens[open_at[place]]))
+        if rule_at[place] >= 0:
+            lifts.append(Lift("rule", amount=rule_gains[rule_at[place]]))
         if spreads[place] != 1.0:
             lifts.append(Lift("spread", factor=spreads[place]))
         if exchange_at[place] >= 0:

@@ -98,10 +98,11 @@ def test_one_command_resumes_after_a_kill_and_reuses_the_cache(tmp_path, monkeyp
     assert shown["recall"]["4000c"]["all"]["chars"] <= 4000
     assert set(shown["recall"]["24"]) == {"all", "single-session-assistant", "multi-session"}
     assert shown["recall"]["24"]["all"]["all_evidence"] == 1.0  # 24 rows hold every turn of these histories
-    assert set(details["signals_off"]) == {"speaker", "session", "neighbours", "dates", "role", "other side",
-                                           "spread", "opener", "feedback", "instructions", "rules", "facets",
-                                           "gather fusion", "gather pieces", "sweep", "exchange",
-                                           "all signals"}
+    assert set(details["signals_off"]) == {
+        "speaker", "session", "neighbours", "dates", "role", "other side", "spread", "opener", "rule lift",
+        "feedback", "instructions", "rules", "facets", "gather fusion", "gather pieces", "sweep", "exchange",
+        "all signals",
+    }
     lme = details["longmemeval"]
     assert lme["skipped_no_user_evidence"] == ["hq-assist"] and lme["recall"]["all"]["n"] == 1
     names = {f"{m}@{k}" for m in ("recall_any", "recall_all", "ndcg_any") for k in (5, 10, 30, 50)}

@@ -10,6 +10,7 @@ from recall_lib.day_windows import DayWindow
 from recall_lib.ranking import (
     ONE_TOPIC_TURNS,
     OPENER_REACH,
+    RULE_REACH,
     RankingWeights,
     TurnFacts,
     fuse,
@@ -246,6 +247,26 @@ def test_a_hit_deep_in_a_long_session_does_not_lift_its_opening():
     short = conversation(["a"] * ONE_TOPIC_TURNS)
     short = replace(short, roles=["user_message"] * len(short.speakers))
     assert order({"text": [far]}, short, w, budget=2, role="user_message") == [0, far]
+
+
+def test_a_rule_is_lifted_by_the_request_that_applies_it_just_after():
+    # Session "a": a rule (0), the assistant's acknowledgement (1), the request that applies it (2);
+    # session "b": turns 3-5, a rule (6) after them. Text finds the request first, then 4 and 5.
+    facts = conversation(["a"] * 3 + ["b"] * 4)
+    rules = np.array([True, False, False, False, False, False, True])
+    lanes = {"text": [2, 4, 5]}
+    assert order(lanes, facts, OFF, budget=2, rules=rules) == [2, 4]
+    assert sorted(order(lanes, facts, weights(rule_boost=1.0), budget=2, rules=rules)) == [0, 2]  # a tie
+    assert order(lanes, facts, weights(rule_boost=1.0), budget=2) == [2, 4]  # no rules read
+    # a rule more than RULE_REACH turns before the request, or in another session, is not lifted
+    far = conversation(["a"] * (RULE_REACH + 2) + ["b"])
+    far_rules = np.zeros(RULE_REACH + 3, dtype=bool)
+    far_rules[0] = True
+    hits = {"text": [RULE_REACH + 1, RULE_REACH + 2]}
+    assert order(hits, far, weights(rule_boost=1.0), rules=far_rules) == [RULE_REACH + 1, RULE_REACH + 2]
+    ranked = rank_turns(lanes, facts, np.ones(7, dtype=bool), weights(rule_boost=0.5), 7, rules=rules)
+    lifts = {r.turn: [(lift.signal, lift.amount) for lift in r.lifts] for r in ranked}
+    assert lifts[0] == [("rule", pytest.approx(0.5 * ranked[0].score))] and 6 not in lifts  # explained
 
 
 def test_named_participant_matches_whole_words_of_this_users_speakers_only():

@@ -422,7 +422,8 @@ def test_a_request_on_the_users_side_shows_their_standing_instruction_not_an_ass
         # a standing statement that names no questions is no rule
         ("What did I say about errors in my async code?", "Always include a code example.", False, {}, set()),
         # a nearer preference takes the instructions pass's one vote; among rules the rule is first
-        ("How should I handle errors in my async code?", None, True, {"rule_turns": 0}, {"pref"}),
+        ("How should I handle errors in my async code?", None, True, {"rule_turns": 0, "rule_boost": 0},
+         {"pref"}),
         ("How should I handle errors in my async code?", None, True, {}, {"pref", "rule"}),
     ],
 )
@@ -435,6 +436,49 @@ def test_a_rule_that_names_the_questions_it_governs_is_shown_for_any_question_on
     _, recalled = render(rt, "ada", question, "2024-06-20", query_vector=axis(1), turns_budget=3, **config)
     ids = {t["action_id"] for t in recalled["turns"]}
     assert len(ids) == 3 and ids & {"rule", "pref"} == shown
+
+
+def rule_then_request_chat() -> MemoryGraph:
+    """A rule far from the question's axis 1, the assistant's acknowledgement, then the request that
+    applies it (0.9 on the axis); three other requests of another session nearer the axis than the rule."""
+    g = MemoryGraph()
+    g.recall_meta()
+    user = g.user("ada")
+    said = {
+        "ada-1": [
+            ("rule", "user_message", "Always give Python snippets when I ask about implementation details.",
+             mix((2, 1.0))),
+            ("ack", "assistant_message", "Noted, Python snippets from now on.", mix((3, 1.0))),
+            ("req", "user_message", "How do I switch the counting overlay on and off at runtime?",
+             mix((1, 0.9), (4, 0.44))),
+        ],
+        "ada-2": [
+            (f"o{n}", "user_message", text, mix((1, share), (4 + n, (1 - share * share) ** 0.5)))
+            for n, (text, share) in enumerate(
+                [("The overlay flickers on my laptop.", 0.8), ("The counter skips frames.", 0.75),
+                 ("My video feed lags at night.", 0.7)], 1)
+        ],
+    }
+    minute = 0
+    for session_id, turns in said.items():
+        session = g.session(user, session_id)
+        for key, kind, text, vector in turns:
+            g.message(session, key, text, f"2024-06-01T10:{minute:02d}:00Z", action_type=kind,
+                      passage_embeddings=[vector], embedding_model=MODEL)
+            minute += 1
+    return g
+
+
+@pytest.mark.parametrize(
+    ("config", "shown"), [({}, {"req", "rule", "o1"}), ({"rule_boost": 0}, {"req", "o1", "o2"})]
+)
+def test_a_rule_stated_just_before_the_request_that_applies_it_is_shown_with_it(config, shown):
+    # the rules pass off: its vote would show the user's only rule whatever the question
+    rt = runtime(rule_then_request_chat().elements())
+    question = "How can I add a toggle for the overlay while the app runs?"
+    _, recalled = render(rt, "ada", question, "2024-06-20", query_vector=axis(1), turns_budget=3,
+                         rule_turns=0, **config)
+    assert {t["action_id"] for t in recalled["turns"]} == shown
 
 
 def security_chat() -> MemoryGraph:
