@@ -26,7 +26,8 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                                  when t opens its session on the side the question asks
                + rule_boost x (the best base among the candidates up to RULE_REACH turns after t
                                in its session, with their speaker, role and date lifts)
-                                 when t is one of the user's rules (`lanes.rule_turns`)
+                                 when t is one of the user's rules (`lanes.rule_turns`) and
+                                 the question does not gather
     final(t) = score(t) / (1 + spread x (turns of t's session scored above t))
                                       when the question gathers several occasions ("how many",
                                       "in total", "the order of": `question.Question.gathers`),
@@ -225,7 +226,8 @@ def rule_lift(
     Why: a user states a rule ("always include code snippets in Python when I ask about implementation
     details") for the request that follows it, which names the task; a later question about such a task
     matches that request, not the rule's clause, yet the rule is what it needs. The request's side lifts
-    carry over: both are the user's own turns.
+    carry over: both are the user's own turns. A question that gathers occasions is not lifted by the
+    caller: it recounts what was said, and a rule for answering would take an occasion's row.
     """
     reached_turns, reached_bases = [], []
     step = candidates
@@ -428,7 +430,7 @@ def rank_turns(
         lifted = (opened > 0) & allowed[open_turns]
         open_turns, opened = open_turns[lifted], opened[lifted]
     rule_turns, ruled = np.zeros(0, dtype=np.int64), np.zeros(0)
-    if rules is not None and weights.rule_boost:
+    if rules is not None and weights.rule_boost and not gathers:
         rule_turns, ruled = rule_lift(candidates, base, facts, rules)
         ruled = weights.rule_boost * ruled
         lifted = (ruled > 0) & allowed[rule_turns]

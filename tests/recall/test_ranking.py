@@ -258,6 +258,7 @@ def test_a_rule_is_lifted_by_the_request_that_applies_it_just_after():
     assert order(lanes, facts, OFF, budget=2, rules=rules) == [2, 4]
     assert sorted(order(lanes, facts, weights(rule_boost=1.0), budget=2, rules=rules)) == [0, 2]  # a tie
     assert order(lanes, facts, weights(rule_boost=1.0), budget=2) == [2, 4]  # no rules read
+    assert order(lanes, facts, weights(rule_boost=1.0), budget=2, rules=rules, gathers=True) == [2, 4]
     # a rule more than RULE_REACH turns before the request, or in another session, is not lifted
     far = conversation(["a"] * (RULE_REACH + 2) + ["b"])
     far_rules = np.zeros(RULE_REACH + 3, dtype=bool)
