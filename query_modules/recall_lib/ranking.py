@@ -429,19 +429,19 @@ def rank_turns(
         opened = weights.opener_boost * opened
         lifted = (opened > 0) & allowed[open_turns]
         open_turns, opened = open_turns[lifted], opened[lifted]
-    rule_turns, ruled = np.zeros(0, dtype=np.int64), np.zeros(0)
+    ruled_turns, ruled = np.zeros(0, dtype=np.int64), np.zeros(0)
     if rules is not None and weights.rule_boost and not gathers:
-        rule_turns, ruled = rule_lift(candidates, base, facts, rules)
+        ruled_turns, ruled = rule_lift(candidates, base, facts, rules)
         ruled = weights.rule_boost * ruled
-        lifted = (ruled > 0) & allowed[rule_turns]
-        rule_turns, ruled = rule_turns[lifted], ruled[lifted]
+        lifted = (ruled > 0) & allowed[ruled_turns]
+        ruled_turns, ruled = ruled_turns[lifted], ruled[lifted]
     # ascending: ties go to the earlier turn
-    turns = distinct(np.concatenate((candidates, spill_turns, open_turns, rule_turns)))
+    turns = distinct(np.concatenate((candidates, spill_turns, open_turns, ruled_turns)))
     score = np.zeros(len(turns))
     score[np.searchsorted(turns, candidates)] = base + session
     score[np.searchsorted(turns, spill_turns)] += spill
     score[np.searchsorted(turns, open_turns)] += opened
-    score[np.searchsorted(turns, rule_turns)] += ruled
+    score[np.searchsorted(turns, ruled_turns)] += ruled
     spread = np.ones(len(turns))
     spread_weight = weights.spread_for(sweeps, summarises)
     if gathers and spread_weight:
@@ -459,7 +459,7 @@ def rank_turns(
     candidate_at = positions(candidates, chosen, ascending=True).tolist()
     spill_at = positions(spill_turns, chosen, ascending=True).tolist()
     open_at = positions(open_turns, chosen, ascending=True).tolist()
-    rule_at = positions(rule_turns, chosen, ascending=True).tolist()
+    rule_at = positions(ruled_turns, chosen, ascending=True).tolist()
     exchange_at = positions(exchange_turns, chosen, ascending=True).tolist()
     masks = [(name, mask.tolist(), factor) for name, mask, factor in factors]
     sessions, spills, opens, exchanges = session.tolist(), spill.tolist(), opened.tolist(), exchanged.tolist()
