@@ -229,15 +229,9 @@ def rule_lift(
     carry over: both are the user's own turns. A question that gathers occasions is not lifted by the
     caller: it recounts what was said, and a rule for answering would take an occasion's row.
     """
-    reached_turns, reached_bases = [], []
-    step = candidates
-    for _ in range(RULE_REACH):
-        step = np.where(step >= 0, facts.previous[np.maximum(step, 0)], -1)
-        ruled = step >= 0
-        ruled[ruled] = rules[step[ruled]]
-        reached_turns.append(step[ruled])
-        reached_bases.append(base[ruled])
-    return distinct_max(np.concatenate(reached_turns), np.concatenate(reached_bases))
+    turns, bases = _walk(candidates, base, facts.previous, RULE_REACH)
+    ruled = rules[turns]
+    return distinct_max(turns[ruled], bases[ruled])
 
 
 def named_participant(
@@ -306,16 +300,24 @@ def neighbour_spill(
     the other side's reply next to such a turn must not inherit that lift. Only the candidates'
     neighbours are touched, never an array over all the user's turns.
     """
-    reached_turns, reached_bases = [], []
-    for links in (previous, following):
-        step = candidates
-        for _ in range(NEIGHBOUR_REACH):
-            step = np.where(step >= 0, links[np.maximum(step, 0)], -1)
-            reached = step >= 0
-            reached_turns.append(step[reached])
-            reached_bases.append(base[reached])
-    turns, best = distinct_max(np.concatenate(reached_turns), np.concatenate(reached_bases))
+    before, after = (_walk(candidates, base, links, NEIGHBOUR_REACH) for links in (previous, following))
+    turns, best = distinct_max(np.concatenate((before[0], after[0])), np.concatenate((before[1], after[1])))
     return turns, np.maximum(best, 0.0)
+
+
+def _walk(
+    candidates: np.ndarray, base: np.ndarray, links: np.ndarray, reach: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every turn up to `reach` steps along `links` (`previous` or `following`) from a candidate, each
+    with that candidate's base: one pair per step taken, not merged."""
+    turns, bases = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
+    step = candidates
+    for _ in range(reach):
+        step = np.where(step >= 0, links[np.maximum(step, 0)], -1)
+        reached = step >= 0
+        turns.append(step[reached])
+        bases.append(base[reached])
+    return np.concatenate(turns), np.concatenate(bases)
 
 
 def other_side_shares(turns: np.ndarray, roles: Sequence[str], role: str, share: float) -> np.ndarray:
