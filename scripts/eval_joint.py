@@ -21,6 +21,7 @@ import argparse
 import hashlib
 import itertools
 import json
+import math
 import os
 import random
 import statistics
@@ -129,17 +130,45 @@ def fit(scores: dict, config_index: int, names: Sequence[str]) -> float:
     return statistics.fmean(statistics.fmean(scores[config_index][n][b] for b in JUDGED) for n in names)
 
 
-def leave_one_out(scores: dict, names: Sequence[str]) -> dict:
-    """For each set: the config best on the other two, its score there and on the held-out set, beside
-    the defaults' (config 0) in-sample score on it."""
+def per_question(dev, by_budget: dict[str, dict]) -> list[float]:
+    """Each headline question's mean all-evidence outcome over the judged budgets (pairs configs' fits)."""
+    chosen = [q for q in dev.questions if q.group == "headline"]
+    return [statistics.fmean(by_budget[b][q.key][0] for b in JUDGED) for q in chosen]
+
+
+def paired_error(questions: dict, config_index: int, names: Sequence[str]) -> float:
+    """The standard error of a config's fit minus the defaults' on `names`, each question paired with
+    itself (the fit is a mean of the sets' means, so their errors add in quadrature)."""
+    variances = []
+    for n in names:
+        diffs = [a - b for a, b in zip(questions[config_index][n], questions[0][n], strict=True)]
+        variances.append(statistics.variance(diffs) / len(diffs) if len(diffs) > 1 else 0.0)
+    return math.sqrt(sum(variances)) / len(names)
+
+
+def choose(scores: dict, questions: dict, names: Sequence[str]) -> dict:
+    """The grid's best fit on `names`, and the config chosen: the defaults unless the best beats them by
+    more than one standard error of the paired difference (the one-standard-error rule: a lead smaller
+    than the measurement's noise is not evidence against the defaults)."""
+    best = max(scores, key=lambda i: (fit(scores, i, names), i == 0))
+    lead = fit(scores, best, names) - fit(scores, 0, names)
+    error = paired_error(questions, best, names)
+    return {"best": best, "lead": round(lead, 4), "error": round(error, 4),
+            "config": best if lead > error else 0}
+
+
+def leave_one_out(scores: dict, questions: dict, names: Sequence[str]) -> dict:
+    """For each set: the config chosen on the other two (`choose`), its fit there and its score on the
+    held-out set, beside the defaults' (config 0) in-sample score on it and the best fit's."""
     folds = {}
     for held_out in names:
         others = [n for n in names if n != held_out]
-        best = max(scores, key=lambda i: (fit(scores, i, others), i == 0))
-        folds[held_out] = {"config": best, "others_fit": round(fit(scores, best, others), 4),
-                           "held_out": scores[best][held_out], "defaults": scores[0][held_out]}
-    best_all = max(scores, key=lambda i: (fit(scores, i, names), i == 0))
-    return {"folds": folds, "best_in_sample": best_all}
+        chosen = choose(scores, questions, others)
+        folds[held_out] = {**chosen, "others_fit": round(fit(scores, chosen["config"], others), 4),
+                           "held_out": scores[chosen["config"]][held_out],
+                           "best_held_out": scores[chosen["best"]][held_out],
+                           "defaults": scores[0][held_out]}
+    return {"folds": folds, "in_sample": choose(scores, questions, names)}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -181,8 +210,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes = Outcomes(args.cache, code_key(), model)
     configs = grid_configs(args.grid)
     scores: dict[int, dict] = {}
+    questions: dict[int, dict] = {}
     for index, config in enumerate(tqdm(configs, desc="grid", unit="config")):
-        scores[index] = {d.name: {b: score(d, outcomes.of(d, config, b)) for b in JUDGED} for d in sets}
+        by_budget = {d.name: {b: outcomes.of(d, config, b) for b in JUDGED} for d in sets}
+        scores[index] = {d.name: {b: score(d, by_budget[d.name][b]) for b in JUDGED} for d in sets}
+        questions[index] = {d.name: per_question(d, by_budget[d.name]) for d in sets}
     extra: dict[str, dict] = {}
     for dev in sets:
         per_budget = {b: outcomes.of(dev, {}, b) for b in BUDGETS}
@@ -193,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_ablation:
         for name, config in tqdm(SIGNALS.items(), desc="signals off", unit="signal"):
             ablation[name] = {d.name: {b: score(d, outcomes.of(d, config, b)) for b in JUDGED} for d in sets}
-    results = {"configs": configs, "scores": scores, "leave_one_out": leave_one_out(scores, names),
+    results = {"configs": configs, "scores": scores, "leave_one_out": leave_one_out(scores, questions, names),
                "defaults_by_budget": extra, "signals_off": ablation,
                "sets": {d.name: {"inputs": d.inputs, "questions": len(d.questions)} for d in sets}}
     write_report(args.results, info, results, names)
@@ -217,7 +249,9 @@ def write_report(folder: Path, info: dict, results: dict, names: Sequence[str]) 
                   round(fit(scores, i, names), 4)] for i in scores]
     lodo = results["leave_one_out"]
     fold_rows = [[n, config_text(f["config"]), f["others_fit"], *(f["held_out"][b] for b in JUDGED),
-                  *(f["defaults"][b] for b in JUDGED)] for n, f in lodo["folds"].items()]
+                  *(f["defaults"][b] for b in JUDGED), config_text(f["best"]),
+                  f"{f['lead']:+.4f} / {f['error']}",
+                  *(f["best_held_out"][b] for b in JUDGED)] for n, f in lodo["folds"].items()]
     by_budget = []
     for n in names:
         for group, figures in results["defaults_by_budget"][n].items():
@@ -237,10 +271,15 @@ def write_report(folder: Path, info: dict, results: dict, names: Sequence[str]) 
         "All evidence / mean share of evidence shown, per group.", "",
         markdown_table(["set", "group", *(budget_label(b) for b in BUDGETS)], by_budget), "",
         "## Leave one dataset out", "",
-        "For each set, the grid's config with the best fit on the other two (the mean of their scores at "
-        f"{' and '.join(budgets)}), scored on the held-out set, beside the defaults on it.", "",
+        "For each set, the config chosen on the other two, scored on the held-out set, beside the defaults "
+        "on it. A config's fit: the mean of the sets' scores at " f"{' and '.join(budgets)}. Chosen: the "
+        "grid's best fit, unless its lead over the defaults is within one standard error of the paired "
+        "difference (questions paired with themselves), when the defaults stay (the one-standard-error "
+        "rule). The best fit's lead, that error, and the best fit's own held-out scores are shown beside.",
+        "",
         markdown_table(["held out", "chosen on the other two", "their fit",
-                        *(f"held out @{b}" for b in budgets), *(f"defaults @{b}" for b in budgets)],
+                        *(f"held out @{b}" for b in budgets), *(f"defaults @{b}" for b in budgets),
+                        "best fit", "its lead / error", *(f"best fit held out @{b}" for b in budgets)],
                        fold_rows), "",
         "## Each signal off", "",
         "Change in each set's score with one signal off (its weight 0), against the defaults.", "",

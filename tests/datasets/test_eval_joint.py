@@ -78,3 +78,27 @@ def test_a_missing_graph_names_the_evaluation_to_run(tmp_path):
             "--cache", str(tmp_path / "o.jsonl"), "--results", str(tmp_path / "r")]
     with pytest.raises(SystemExit, match="run scripts/eval_locomo.py"):
         eval_joint.main(args)
+
+
+def _scores(questions: dict) -> dict:
+    import statistics
+    return {i: {n: {b: statistics.fmean(v) for b in eval_joint.JUDGED} for n, v in sets.items()}
+            for i, sets in questions.items()}
+
+
+def test_a_fold_keeps_the_defaults_unless_the_best_leads_by_more_than_its_noise():
+    # Config 1 wins two questions of set a and loses another: a lead of one question, within its noise.
+    # Config 2 wins six questions of a and loses none.
+    ones = [1.0] * 20
+    questions = {0: {"a": [0.0] * 10 + ones[:10], "b": ones, "c": ones},
+                 1: {"a": [1.0] * 2 + [0.0] * 8 + ones[:9] + [0.0], "b": ones, "c": [0.0] + ones[1:]},
+                 2: {"a": [1.0] * 6 + [0.0] * 4 + ones[:10], "b": ones, "c": ones[:15] + [0.0] * 5}}
+    scores = _scores(questions)
+    close = eval_joint.choose({0: scores[0], 1: scores[1]}, questions, ["a", "b"])
+    assert close["best"] == 1 and close["lead"] > 0 and close["lead"] <= close["error"]
+    assert close["config"] == 0
+    clear = eval_joint.choose(scores, questions, ["a", "b"])
+    assert clear["best"] == 2 and clear["lead"] > clear["error"] and clear["config"] == 2
+    folds = eval_joint.leave_one_out(scores, questions, ["a", "b", "c"])["folds"]
+    assert folds["c"]["config"] == 2 and folds["c"]["held_out"] == scores[2]["c"]
+    assert folds["c"]["defaults"] == scores[0]["c"] and folds["a"]["config"] == 0
