@@ -128,7 +128,9 @@ def write_report(folder: Path, info: dict, results: dict, extra: dict, entries: 
     lines = [
         "# BEAM 500K: evidence recall", "",
         "Embedded-runtime figures (the in-process stand-in for Memgraph's procedure host), all-MiniLM-L6-v2, "
-        "no extracted facts. Each cell: all evidence shown / mean share of evidence shown.", "",
+        "no extracted facts. Each cell: all evidence shown / mean share of evidence shown. Groups: lookup "
+        "(the seven types answered by a few messages), gathering (event ordering and summarization), all "
+        "(every question scored), then each type.", "",
         f"- Command: `{info['command']}`", f"- Date: {info['date']}", f"- Machine: {info['machine']}",
         f"- Commit: {info['commit']}",
         f"- Chats: {extra['chats']}; questions scored: {extra['scored']} (abstention and questions without "
@@ -193,6 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     baselines = Baselines(users, {q.key: (q.user_id, q.question) for q in scored}, model)
     entries = evaluate(runtime, model, scored, baselines)
     groups = {"lookup": beam.LOOKUP_TYPES, "gathering": beam.GATHERING_TYPES,
+              "all": beam.LOOKUP_TYPES + beam.GATHERING_TYPES,  # every question scored (evidence ids)
               **{t: (t,) for t in beam.QUESTION_TYPES if t != "abstention"}}
     results = summary(entries, groups)
     extra = {"chats": f"{len(chats)} ({chats[0]}..{chats[-1]})" if chats else "none", "scored": len(scored),

@@ -81,6 +81,7 @@ def test_the_evaluation_runs_end_to_end_and_scores_each_budget(tmp_path, monkeyp
                            "--chats", "1"]) == 0
     details = json.loads((results / "details.json").read_text())["results"]
     assert details["lookup"]["questions"] == 2 and details["gathering"]["questions"] == 1
+    assert details["all"]["questions"] == 3  # every question scored: the mean share over all of them
     for run in ("24", "10", "8000c", "4000c", "bm25 24", "dense 10"):
         assert 0 <= details["lookup"][run]["share"] <= 1
     assert details["lookup"]["24"]["all_evidence"] == 1.0  # 8 messages: all of them fit in 24 rows
