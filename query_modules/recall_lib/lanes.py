@@ -228,8 +228,11 @@ def run_lanes(
     vectors_on = vector_off is None and query is not None
     wanted = set(settings.lanes)
     depth = settings.fusion_depth
-    instructions = settings.instruction_turns if question.side == USER_TURNS and question.requests else 0
-    wants_rules = bool(settings.rule_turns or settings.rule_boost)
+    # the instructions and rules passes search the turns lane's vectors; the rule lift ranks any lane's
+    vector_passes = vectors_on and "turns" in wanted and settings.turns_k > 0
+    asks = question.side == USER_TURNS and question.requests
+    instructions = settings.instruction_turns if vector_passes and asks else 0
+    wants_rules = bool((vector_passes and settings.rule_turns) or settings.rule_boost)
     standing = standing_turns(snapshot, turn_ok) if instructions or wants_rules else None
     rules = rule_turns(snapshot, standing) if standing is not None and wants_rules else None
     hits: dict[str, tuple[Hit, ...]] = {}

@@ -1,6 +1,8 @@
 """Rendering: golden text for a small memory (plain and with `explain`), the budget line, and how long
 texts are cut into the passages that matched."""
 
+import sys
+
 import pytest
 from memgraph_recall.datasets.memory_graph import MemoryGraph
 from recall_kit import MODEL, axis, mix, render, rows_of, runtime
@@ -517,3 +519,22 @@ def test_a_question_listing_things_shows_the_message_of_each_not_the_words_they_
     _, recalled = render(rt, "ada", question, "2024-06-20", turns_budget=4, **config)
     shown = {t["action_id"] for t in recalled["turns"]}
     assert ({"jwt", "socket", "skew"} <= shown) is has, shown
+
+
+@pytest.mark.parametrize(
+    ("config", "reads"),
+    [({}, 1), ({"lanes": ["text"]}, 1), ({"lanes": ["text"], "rule_boost": 0}, 0),
+     ({"rule_turns": 0, "instruction_turns": 0, "rule_boost": 0}, 0)],
+)
+def test_the_standing_statements_are_read_only_when_a_pass_or_the_rule_lift_will_use_them(
+    monkeypatch, config, reads
+):
+    # without the turns lane no vector pass runs: only the rule lift (a ranking signal) wants the rules
+    lanes = sys.modules["recall_lib.lanes"]
+    calls = []
+    read = lanes.standing_turns
+    monkeypatch.setattr(lanes, "standing_turns", lambda *args: calls.append(1) or read(*args))
+    rt = runtime(coding_chat().elements())
+    render(rt, "ada", "How should I handle errors in my async code?", "2024-06-20", query_vector=axis(1),
+           turns_budget=3, **config)
+    assert len(calls) == reads
