@@ -272,7 +272,7 @@ def write_report(folder: Path, info: dict, results: dict, names: Sequence[str]) 
         markdown_table(["set", "group", *(budget_label(b) for b in BUDGETS)], by_budget), "",
         "## Leave one dataset out", "",
         "For each set, the config chosen on the other two, scored on the held-out set, beside the defaults "
-        "on it. A config's fit: the mean of the sets' scores at " f"{' and '.join(budgets)}. Chosen: the "
+        f"on it. A config's fit: the mean of the sets' scores at {' and '.join(budgets)}. Chosen: the "
         "grid's best fit, unless its lead over the defaults is within one standard error of the paired "
         "difference (questions paired with themselves), when the defaults stay (the one-standard-error "
         "rule). The best fit's lead, that error, and the best fit's own held-out scores are shown beside.",

@@ -228,7 +228,7 @@ def run_lanes(
     vectors_on = vector_off is None and query is not None
     wanted = set(settings.lanes)
     depth = settings.fusion_depth
-    # the instructions and rules passes search the turns lane's vectors; the rule lift ranks any lane's
+    # the instructions and rules passes search the turns lane's vectors; the rule lift (ranking) needs none
     vector_passes = vectors_on and "turns" in wanted and settings.turns_k > 0
     asks = question.side == USER_TURNS and question.requests
     instructions = settings.instruction_turns if vector_passes and asks else 0
