@@ -72,6 +72,7 @@ class RecallConfig:
     instruction_turns: int = 1
     rule_turns: int = 2
     facet_turns: int = 1
+    text_inflections: bool = True  # the text lane: a word the user never wrote is searched by its relatives
     embedding_model: str | None = None
     query_instruction: str | None = None
     query_vector: tuple[float, ...] | None = None
@@ -344,6 +345,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "instruction_turns": (_bounded_int(0, 20), _QUERYING),
     "rule_turns": (_bounded_int(0, 20), _QUERYING),
     "facet_turns": (_bounded_int(0, 20), _QUERYING),
+    "text_inflections": (_boolean, _QUERYING),
     "embedding_model": (_name, _ALL),
     "query_instruction": (_string, _QUERYING),
     "query_vector": (_vector, _QUERYING),

@@ -221,7 +221,8 @@ def run_lanes(
     terms = tuple(query_terms(question.tokens, snapshot.text_index))
     if settings.speaker_boost and name_words and set(terms) - name_words:
         terms = tuple(t for t in terms if t not in name_words)
-    matched = MatchedPassages(snapshot, terms)
+    searched = searched_terms(snapshot, terms, settings.text_inflections)
+    matched = MatchedPassages(snapshot, [word for term in searched for word in term])
     turn_ok = turn_mask(snapshot, settings)
     fact_ok = fact_mask(snapshot, settings)
     gathers = question.gathers
@@ -240,9 +241,11 @@ def run_lanes(
     if "memories" in wanted:
         hits["memories"] = memories_lane(snapshot, query if vectors_on else None, terms, settings, matched)
     if "text" in wanted and settings.text_k:
-        candidates["text"] = text_candidates(snapshot, terms, turn_ok, depth)
+        candidates["text"] = text_candidates(snapshot, searched, turn_ok, depth)
         if question.facets and settings.facet_turns:
-            candidates["facets"] = facet_candidates(snapshot, question.facets, turn_ok, settings.facet_turns)
+            candidates["facets"] = facet_candidates(
+                snapshot, question.facets, turn_ok, settings.facet_turns, settings.text_inflections
+            )
     fact_pool = RankedFacts.of((), ())
     if vectors_on:
         if "turns" in wanted and settings.turns_k:
@@ -563,17 +566,32 @@ def feedback_query(query: np.ndarray, found: np.ndarray) -> np.ndarray:
     return (moved / norm if norm > 0 else query).astype(np.float32, copy=False)
 
 
+def searched_terms(
+    snapshot: UserSnapshot, terms: Sequence[str], inflections: bool
+) -> tuple[tuple[str, ...], ...]:
+    """The words the text lane searches each of `terms` by: with `inflections`, a word the user's
+    messages never hold by the relatives they do (`textindex.BM25Index.family`: the question's "camped"
+    finds the message's "camping"), else the word alone."""
+    index = snapshot.text_index
+    return tuple(index.family(term) if inflections else (term,) for term in terms)
+
+
 def text_candidates(
-    snapshot: UserSnapshot, terms: Sequence[str], turn_ok: np.ndarray, depth: int
+    snapshot: UserSnapshot, terms: Sequence[tuple[str, ...]], turn_ok: np.ndarray, depth: int
 ) -> Candidates:
-    """The `text` lane: BM25 over the user's own messages; finds exact words (names, numbers) vectors blur."""
+    """The `text` lane: BM25 over the user's own messages; finds exact words (names, numbers) vectors blur.
+    Each of `terms` is scored as one term that any of its words spells (`searched_terms`)."""
     if depth <= 0 or not terms or not turn_ok.any():
         return Candidates.of((), ())
     return Candidates.of(*snapshot.text_index.search(list(terms), depth, allowed=turn_ok))
 
 
 def facet_candidates(
-    snapshot: UserSnapshot, facets: Sequence[Sequence[str]], turn_ok: np.ndarray, per_facet: int
+    snapshot: UserSnapshot,
+    facets: Sequence[Sequence[str]],
+    turn_ok: np.ndarray,
+    per_facet: int,
+    inflections: bool = False,
 ) -> Candidates:
     """The facets pass of the text lane: for a question that lists several things
     (`question.Question.facets`), the `per_facet` best messages by BM25 of each item's own words, taken
@@ -586,7 +604,7 @@ def facet_candidates(
     question's vector, and an item is mostly a name."""
     index, found = snapshot.text_index, []
     for facet in facets:
-        terms = query_terms(facet, index)
+        terms = searched_terms(snapshot, query_terms(facet, index), inflections)
         turns, scores = index.search(terms, per_facet, allowed=turn_ok) if terms else ((), ())
         found.append(list(zip(turns, scores, strict=True)))
     chosen: dict[int, float] = {}

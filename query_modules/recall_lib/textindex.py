@@ -17,6 +17,8 @@ from itertools import count
 
 import numpy as np
 
+from .inflection import forms, stem
+
 #: Tantivy's default tokenizer drops tokens of this many UTF-8 bytes or more.
 MAX_TOKEN_BYTES = 40
 
@@ -231,13 +233,14 @@ class BM25Index:
         return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
 
     def search(
-        self, terms: Iterable[str], k: int, allowed: np.ndarray | None = None
+        self, terms: Iterable[str | tuple[str, ...]], k: int, allowed: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """The top ``k`` documents for ``terms`` (OR, each distinct term counted once): indices and scores.
 
         Best first; equal scores in index order. Only documents matching at
         least one term are returned, and with ``allowed`` (a boolean mask over
-        the documents) only those it marks.
+        the documents) only those it marks. A term given as a tuple of words
+        (a `family`) is scored as one term that each of them spells.
         """
         if isinstance(terms, str):
             raise ValueError(f"terms must be a list of tokens, not a string: {terms!r}")
@@ -252,7 +255,7 @@ class BM25Index:
                 )
         scores = np.zeros(self.n_docs, dtype=np.float64)
         for term in dict.fromkeys(terms):
-            self._add_term(scores, term)
+            self._add_term(scores, (term,) if isinstance(term, str) else term)
         matched = scores > 0  # every posting adds a positive amount: idf > 0, tf >= 1
         if allowed is not None:
             matched &= allowed
@@ -268,17 +271,42 @@ class BM25Index:
         order = np.argsort(-candidate_scores, kind="stable")[:k]
         return candidates[order], candidate_scores[order]
 
-    def _add_term(self, scores: np.ndarray, term: str) -> None:
-        """Add one term's BM25 contribution to ``scores`` in place (its postings here and in the tail)."""
-        rows = self._rows(term)
+    def family(self, term: str) -> tuple[str, ...]:
+        """The words ``term`` is searched by: itself when the documents hold it, else the indexed words of
+        its inflectional stem ("camped" -> "camp", "camping"), found by looking up the stem's spellings
+        (`inflection.forms`), not by a pass over the vocabulary.
+
+        Why only a word the documents never hold: the user wrote "camping" and the question says
+        "camped", so it can only mean a relative; where the user wrote the word itself (a coding chat's
+        "tests" beside hundreds of "test"), its relatives would blur what it picks out."""
+        if self._rows(term):
+            return (term,)
+        root = stem(term)
+        kin = sorted(form for form in forms(term) if form != term and stem(form) == root and self._rows(form))
+        return tuple(kin) or (term,)
+
+    def _add_term(self, scores: np.ndarray, words: Sequence[str]) -> None:
+        """Add one term's BM25 contribution to ``scores`` in place (its postings here and in the tail);
+        a term of several `words` (a `family`) counts a document holding any of them, its frequency the
+        sum of theirs."""
+        rows = [found for word in words for found in self._rows(word)]
         if not rows:
             return
-        df = sum(int(index.indptr[row + 1] - index.indptr[row]) for index, row, _ in rows)
-        idf = math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
+        parts = []
         for index, row, first in rows:
             start, end = index.indptr[row], index.indptr[row + 1]
             docs = index.doc_ids[start:end] + first if first else index.doc_ids[start:end]
-            tf = index.term_freqs[start:end].astype(np.float64)
+            parts.append((docs, index.term_freqs[start:end]))
+        if len(words) > 1 and len(rows) > 1:
+            summed = np.zeros(self.n_docs, dtype=np.float64)
+            for docs, tf in parts:
+                summed[docs] += tf  # a word's postings hold each document once
+            docs = np.flatnonzero(summed)
+            parts = [(docs, summed[docs])]
+        df = sum(len(docs) for docs, _ in parts)
+        idf = math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
+        for docs, tf in parts:
+            tf = tf.astype(np.float64)
             norm = self.k1 * (1.0 - self.b + self.b * self.doc_lengths[docs] / self._avg_len)
             scores[docs] += idf * tf * (self.k1 + 1.0) / (tf + norm)
 

@@ -522,6 +522,32 @@ def test_a_question_listing_things_shows_the_message_of_each_not_the_words_they_
 
 
 @pytest.mark.parametrize(
+    ("config", "wrote_it", "shown"),
+    [
+        ({}, False, {"beach", "gear"}),
+        ({"text_inflections": False}, False, set()),
+        ({}, True, {"lake"}),  # the user wrote "camped": the word alone is searched
+    ],
+)
+def test_a_word_the_user_never_wrote_is_searched_by_the_relatives_they_did(config, wrote_it, shown):
+    g = MemoryGraph()
+    g.recall_meta()
+    ada = g.user("ada")
+    session = g.session(ada, "ada-s")
+    said = ["We went camping at the beach.", "My camping gear list: tent, stove, lamp."]
+    said += [f"Groceries for day {day}: bread and milk." for day in range(6)]
+    keys = ["beach", "gear", *(f"x{day}" for day in range(6))]
+    for day, (key, text) in enumerate(zip(keys, said, strict=True)):
+        g.message(session, key, text, f"2024-06-{day + 1:02d}T10:00:00Z")
+    if wrote_it:
+        g.message(g.session(ada, "ada-t"), "lake", "We camped by the lake.", "2024-06-15T10:00:00Z")
+    rt = runtime(g.elements())
+    _, recalled = render(rt, "ada", "Where have I camped?", "2024-06-20", lanes=["text"], **config)
+    found = {t["action_id"] for t in recalled["turns"]} & {"beach", "gear", "lake"}
+    assert found == shown
+
+
+@pytest.mark.parametrize(
     ("config", "reads"),
     [({}, 1), ({"lanes": ["text"]}, 1), ({"lanes": ["text"], "rule_boost": 0}, 0),
      ({"rule_turns": 0, "instruction_turns": 0, "rule_boost": 0}, 0)],

@@ -279,3 +279,21 @@ def test_documents_lists_each_document_holding_any_term_once_head_and_tail_alike
     assert grown.tail is not None  # the new documents sit in a tail
     assert grown.documents(["always", "never", "absent"]).tolist() == [0, 1, 42]
     assert grown.documents([]).tolist() == [] and index.documents(["never"]).tolist() == [1]
+
+
+def test_a_word_the_documents_hold_is_its_own_family_and_an_absent_one_is_its_relatives_head_and_tail():
+    index = BM25Index.build(["we went camping", "camps by the lake", "the tests pass"] + ["filler"] * 40)
+    grown = index.extended(["camp fire", "one test"])
+    assert grown.family("camped") == ("camp", "camping", "camps")  # "camp" only in the tail
+    assert index.family("camped") == ("camping", "camps")
+    assert grown.family("tests") == ("tests",)  # written: searched alone, though "test" is indexed
+    assert grown.family("hiking") == ("hiking",)  # no relative either: nothing found, as before
+
+
+def test_a_family_scores_as_one_term_its_words_spell():
+    docs = ["we went camping camping", "camps by the lake", "camping and camps", "a lake", "tea"]
+    folded = [doc.replace("camping", "camp").replace("camps", "camp") for doc in docs]
+    found, scores = BM25Index.build(docs).search([("camping", "camps"), "lake"], 5)
+    reference = _reference_scores(folded, ["camp", "lake"])
+    assert found.tolist() == sorted(reference, key=lambda doc: (-reference[doc], doc))
+    assert scores.tolist() == pytest.approx([reference[doc] for doc in found.tolist()], rel=1e-9)
