@@ -288,6 +288,9 @@ def test_a_word_the_documents_hold_is_its_own_family_and_an_absent_one_is_its_re
     assert index.family("camped") == ("camping", "camps")
     assert grown.family("tests") == ("tests",)  # written: searched alone, though "test" is indexed
     assert grown.family("hiking") == ("hiking",)  # no relative either: nothing found, as before
+    other = BM25Index.build(["cafés 2023s", "v2 builds"])
+    assert other.family("café") == ("café",) and other.family("2023") == ("2023",)  # ASCII words only
+    assert other.family("v2s") == ("v2s",) and other.family("built") == ("built",)  # not Porter's kin
 
 
 def test_a_family_scores_as_one_term_its_words_spell():
