@@ -284,7 +284,8 @@ def run_lanes(
             hits[lane] = tuple(turn_hits.at(lane, rank) for rank in range(1, shown + 1))
     windows, date_notes = history_windows(question.dates, snapshot.turn_facts.epoch)
     hits["fused"] = fused_turns(turn_hits, turn_ok, settings, speaker, question, windows, rules, abort)
-    return LaneResults(hits, vector_off, terms, (*question.described(), *date_notes), matched=matched)
+    reading = (*question.described(), *date_notes, *relatives_read(terms, searched))
+    return LaneResults(hits, vector_off, terms, reading, matched=matched)
 
 
 # -- turn rows -------------------------------------------------------------------------------------
@@ -574,6 +575,15 @@ def searched_terms(
     finds the message's "camping"), else the word alone."""
     index = snapshot.text_index
     return tuple(index.family(term) if inflections else (term,) for term in terms)
+
+
+def relatives_read(terms: Sequence[str], searched: Sequence[tuple[str, ...]]) -> list[str]:
+    """For explain: each word searched by its relatives (`searched_terms`), and by which."""
+    return [
+        f'"{term}" searched as {", ".join(words)} (never written)'
+        for term, words in zip(terms, searched, strict=True)
+        if words != (term,)
+    ]
 
 
 def text_candidates(

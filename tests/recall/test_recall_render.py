@@ -542,9 +542,11 @@ def test_a_word_the_user_never_wrote_is_searched_by_the_relatives_they_did(confi
     if wrote_it:
         g.message(g.session(ada, "ada-t"), "lake", "We camped by the lake.", "2024-06-15T10:00:00Z")
     rt = runtime(g.elements())
-    _, recalled = render(rt, "ada", "Where have I camped?", "2024-06-20", lanes=["text"], **config)
+    asked = {"lanes": ["text"], "explain": True, **config}
+    text, recalled = render(rt, "ada", "Where have I camped?", "2024-06-20", **asked)
     found = {t["action_id"] for t in recalled["turns"]} & {"beach", "gear", "lake"}
     assert found == shown
+    assert ('"camped" searched as camping (never written)' in text) is (shown == {"beach", "gear"})
 
 
 @pytest.mark.parametrize(
