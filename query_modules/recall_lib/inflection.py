@@ -3,13 +3,13 @@ finds "hobby".
 
 `stem` is step 1 of Porter's (1980) algorithm, its inflectional step: plurals (-s, -es, -ies), the past
 (-ed) and the gerund (-ing), with the measure and consonant-vowel conditions that keep "sing", "need" and
-"bus" whole. Only that step: the later ones fold derivations ("general", "generous", "generation"), which
+"caress" whole. Only that step: the later ones fold derivations ("general", "generous", "generation"), which
 in a coding chat joins names that mean different things. Written here because the module may import
 nothing outside the standard library and numpy, and the full algorithm is not wanted.
 
 `forms` turns a stem back into the spellings that can carry it, so the index, built without stemming,
-is searched for a word's whole family by dictionary lookups (`textindex.BM25Index.search`): no pass over
-the vocabulary, no cost where the question has no inflected words.
+finds a word's relatives by dictionary lookups (`textindex.BM25Index.family`): no pass over the
+vocabulary, and nothing to do for a word the user's messages hold.
 """
 
 _VOWELS = frozenset("aeiou")
