@@ -72,7 +72,7 @@ class RecallConfig:
     instruction_turns: int = 1
     rule_turns: int = 2
     facet_turns: int = 1
-    text_inflections: bool = True  # the text lane: a word the user never wrote is searched by its relatives
+    text_inflections: bool = True  # BM25: a word the user never wrote is searched by its written relatives
     embedding_model: str | None = None
     query_instruction: str | None = None
     query_vector: tuple[float, ...] | None = None

@@ -460,7 +460,8 @@ def memories_lane(
     settings: RecallConfig,
     matched: MatchedPassages,
 ) -> tuple[Hit, ...]:
-    """The user's saved notes: nearest by vector over passages, then (to fill the width) by words.
+    """The user's saved notes: nearest by vector over passages, then (to fill the width) by words, a
+    word the notes never hold by its relatives they do, as the text lane searches (`searched_terms`).
 
     Notes are few and deliberate, so they also come by words when vectors are off.
     """
@@ -468,7 +469,9 @@ def memories_lane(
     found = [] if query is None else top_items(snapshot.note_vectors, query, None, k, settings.min_score)
     seen = {item for item, _, _ in found}
     if len(found) < k and terms:
-        idx, scores = snapshot.note_text_index.search(list(terms), k)
+        index = snapshot.note_text_index
+        words = [index.family(term) if settings.text_inflections else (term,) for term in terms]
+        idx, scores = index.search(words, k)
         for item, score in zip(idx, scores, strict=True):
             item = int(item)
             if item not in seen and len(found) < k:

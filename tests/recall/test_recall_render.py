@@ -549,6 +549,18 @@ def test_a_word_the_user_never_wrote_is_searched_by_the_relatives_they_did(confi
     assert ('"camped" searched as camping (never written)' in text) is (shown == {"beach", "gear"})
 
 
+@pytest.mark.parametrize(("config", "found"), [({}, True), ({"text_inflections": False}, False)])
+def test_a_note_is_found_by_the_relatives_of_a_word_it_never_holds(config, found):
+    g = MemoryGraph()
+    g.recall_meta()
+    ada = g.user("ada")
+    g.memory(ada, "m1", "notes/boats.md", "Kayak: the blue one, paddle broken.", "2024-04-03T00:00:00Z")
+    g.memory(ada, "m2", "notes/food.md", "Favourite restaurant: Lupa.", "2024-04-04T00:00:00Z")
+    rt = runtime(g.elements())
+    _, recalled = render(rt, "ada", "Where are my kayaks?", "2024-06-20", lanes=["memories"], **config)
+    assert ("notes/boats.md" in {m["path"] for m in recalled["memories"]}) is found
+
+
 @pytest.mark.parametrize(
     ("config", "reads"),
     [({}, 1), ({"lanes": ["text"]}, 1), ({"lanes": ["text"], "rule_boost": 0}, 0),
