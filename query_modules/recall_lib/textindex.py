@@ -6,7 +6,8 @@ not. Postings are CSR-like numpy arrays (the layout bm25s uses), so an index
 over 100k short messages builds in well under two seconds and answers in
 milliseconds. Scoring is Lucene/Tantivy BM25: ``idf = ln(1 + (N - df + 0.5) /
 (df + 0.5))`` times ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))``,
-with document length counted in tokens.
+with document length counted in tokens. Tokens are not stemmed (as Tantivy's default); a question's
+word the documents never hold is searched by the inflected relatives they do (`BM25Index.family`).
 """
 
 import math
