@@ -21,7 +21,7 @@ from .question import USER_TURNS, Question
 from .ranking import Lift, named_participant, rank_turns
 from .snapshot import UserSnapshot
 from .standing import ASKING_WORDS, STANDING_WORDS, names_its_questions
-from .textindex import TermOverlap, overlap_best, query_terms, tokenize
+from .textindex import BM25Index, TermOverlap, overlap_best, query_terms, tokenize
 from .vector_rows import VectorSet
 
 #: Loops over hits check for the transaction's abort this often (a raised ceiling can make them long).
@@ -221,7 +221,7 @@ def run_lanes(
     terms = tuple(query_terms(question.tokens, snapshot.text_index))
     if settings.speaker_boost and name_words and set(terms) - name_words:
         terms = tuple(t for t in terms if t not in name_words)
-    searched = searched_terms(snapshot, terms, settings.text_inflections)
+    searched = searched_terms(snapshot.text_index, terms, settings.text_inflections)
     matched = MatchedPassages(snapshot, [word for term in searched for word in term])
     turn_ok = turn_mask(snapshot, settings)
     fact_ok = fact_mask(snapshot, settings)
@@ -470,8 +470,7 @@ def memories_lane(
     seen = {item for item, _, _ in found}
     if len(found) < k and terms:
         index = snapshot.note_text_index
-        words = [index.family(term) if settings.text_inflections else (term,) for term in terms]
-        idx, scores = index.search(words, k)
+        idx, scores = index.search(searched_terms(index, terms, settings.text_inflections), k)
         for item, score in zip(idx, scores, strict=True):
             item = int(item)
             if item not in seen and len(found) < k:
@@ -570,13 +569,10 @@ def feedback_query(query: np.ndarray, found: np.ndarray) -> np.ndarray:
     return (moved / norm if norm > 0 else query).astype(np.float32, copy=False)
 
 
-def searched_terms(
-    snapshot: UserSnapshot, terms: Sequence[str], inflections: bool
-) -> tuple[tuple[str, ...], ...]:
-    """The words the text lane searches each of `terms` by: with `inflections`, a word the user's
-    messages never hold by the relatives they do (`textindex.BM25Index.family`: the question's "camped"
-    finds the message's "camping"), else the word alone."""
-    index = snapshot.text_index
+def searched_terms(index: BM25Index, terms: Sequence[str], inflections: bool) -> tuple[tuple[str, ...], ...]:
+    """The words BM25 searches each of `terms` by in `index` (the messages' or the notes'): with
+    `inflections`, a word the index never holds by the relatives it does (`BM25Index.family`: the
+    question's "camped" finds the message's "camping"), else the word alone."""
     return tuple(index.family(term) if inflections else (term,) for term in terms)
 
 
@@ -604,7 +600,7 @@ def facet_candidates(
     facets: Sequence[Sequence[str]],
     turn_ok: np.ndarray,
     per_facet: int,
-    inflections: bool = False,
+    inflections: bool,
 ) -> Candidates:
     """The facets pass of the text lane: for a question that lists several things
     (`question.Question.facets`), the `per_facet` best messages by BM25 of each item's own words, taken
@@ -617,7 +613,7 @@ def facet_candidates(
     question's vector, and an item is mostly a name."""
     index, found = snapshot.text_index, []
     for facet in facets:
-        terms = searched_terms(snapshot, query_terms(facet, index), inflections)
+        terms = searched_terms(index, query_terms(facet, index), inflections)
         turns, scores = index.search(terms, per_facet, allowed=turn_ok) if terms else ((), ())
         found.append(list(zip(turns, scores, strict=True)))
     chosen: dict[int, float] = {}

@@ -283,7 +283,7 @@ class BM25Index:
         if self._rows(term):
             return (term,)
         root = stem(term)
-        kin = sorted(form for form in forms(term) if form != term and stem(form) == root and self._rows(form))
+        kin = sorted(form for form in forms(term) if form != term and self._rows(form) and stem(form) == root)
         return tuple(kin) or (term,)
 
     def _add_term(self, scores: np.ndarray, words: Sequence[str]) -> None:
