@@ -19,10 +19,10 @@ def history(places: list[tuple[str | None, int | None]]):
         moment = datetime(2024, 5, day, 9, n % 60, tzinfo=timezone.utc) if day is not None else None
         fields.append((n, f"a{n}", session, moment, "user", "user_message", f"text {n}"))
         if session is None and day is None:
-            rows.append(Row(FACT, n, (), ()))
+            rows.append(Row(FACT, n, (), (), n + 1))
             lines.append(f'FACT: x -[LIKES]-> y -- "fact {n}"')
             continue
-        rows.append(Row(TURN, n, (), ()))
+        rows.append(Row(TURN, n, (), (), n + 1))
         where = [f"session {session if session is not None else '?'}"]
         if moment is not None:
             where.append(moment.isoformat()[:16])
