@@ -83,15 +83,16 @@ LANE_DEPTH = 200
 class Shown:
     """What one recall call (or baseline) put in front of the model: the turns shown (best first when
     ranked; an identical message folded into a row counts, `eval_common.shown_turns`), the TURN rows'
-    own turns, FACT rows and characters."""
+    own turns, FACT rows, characters, and the turns the shown facts were read from (`fact_sources`)."""
 
     turns: list[str]
     facts: int = 0
     chars: int = 0
     rows: list[str] | None = None  # the TURN rows' own turns, when they differ from `turns`
+    read_from: frozenset[str] = frozenset()  # the source turns of FACT rows and of facts folded into rows
 
     def first(self, k: int) -> "Shown":
-        return Shown(self.turns[:k], self.facts, self.chars)
+        return Shown(self.turns[:k], self.facts, self.chars, read_from=self.read_from)
 
     @property
     def row_count(self) -> int:
@@ -202,7 +203,8 @@ class Recall:
         from_text = [self.by_minute.get(row, "?") for row in turn_rows(text)]
         fact_lines = sum(1 for line in text.splitlines() if line.startswith("FACT:"))
         self.agree[from_text == from_map and fact_lines == len(recalled["facts"])] += 1
-        return Shown(shown_turns(recalled), len(recalled["facts"]), len(text), from_map)
+        return Shown(shown_turns(recalled), len(recalled["facts"]), len(text), from_map,
+                     fact_sources(recalled))
 
     def ranked(self, question, config: dict, budget: str = str(ROWS)) -> Shown:
         """What `budget` (a name of `eval_common.BUDGETS`) shows with `config` and the question's vector
@@ -214,7 +216,8 @@ class Recall:
         row = self._call(question, config)
         recalled = row["recalled"]
         chars = 0 if explain else len(row["text"])
-        return Shown(shown_turns(recalled), len(recalled["facts"]), chars, row_heads(recalled))
+        return Shown(shown_turns(recalled), len(recalled["facts"]), chars, row_heads(recalled),
+                     fact_sources(recalled))
 
     def lane_ranks(self, question) -> dict[str, dict[str, int]]:
         """`recall.lanes` at depth: each turn lane's (and the fused ranking's) rank of every turn it has."""
@@ -232,19 +235,33 @@ class Recall:
                          question.today.isoformat(), {"embedding_model": self.model, **config})[0]
 
 
+def fact_sources(recalled: dict) -> frozenset[str]:
+    """The turns a render's facts were read from: its FACT rows' and those folded into TURN rows."""
+    folded = (fact for turn in recalled["turns"] for fact in turn.get("facts", ()))
+    return frozenset(fact["turn"] for fact in (*recalled["facts"], *folded))
+
+
 # -- scoring ---------------------------------------------------------------------------------------
 def evidence_recall(question, shown: Shown) -> float:
     return len(set(question.evidence) & set(shown.turns)) / len(question.evidence)
+
+
+def evidence_stated(question, shown: Shown) -> bool:
+    """Every evidence turn shown as a TURN row or stated by a FACT row read from it: the facts' share of
+    a character budget is only worth what they state, and the headline counts TURN rows alone."""
+    return set(question.evidence) <= set(shown.turns) | shown.read_from
 
 
 def summary_of(chosen: list, outcomes: dict) -> dict[str, float]:
     """The share with ALL evidence shown, mean evidence recall, rows and characters."""
     if not chosen:
         return {"all_evidence": 0.0, "mean_evidence_recall": 0.0, "turn_rows": 0.0, "fact_rows": 0.0,
-                "chars": 0.0, "n": 0}
+                "chars": 0.0, "n": 0, "all_evidence_or_facts": 0.0}
     shown = [outcomes[key_of(q)] for q in chosen]
     recalls = [evidence_recall(q, s) for q, s in zip(chosen, shown, strict=True)]
+    stated = [evidence_stated(q, s) for q, s in zip(chosen, shown, strict=True)]
     return {"all_evidence": round(sum(r == 1.0 for r in recalls) / len(chosen), 4),
+            "all_evidence_or_facts": round(statistics.fmean(stated), 4),
             "mean_evidence_recall": round(statistics.fmean(recalls), 4),
             "turn_rows": round(statistics.fmean(s.row_count for s in shown), 2),
             "fact_rows": round(statistics.fmean(s.facts for s in shown), 2),

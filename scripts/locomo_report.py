@@ -127,6 +127,11 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, question
         f"{head['24']['1']['all_evidence']:.3f} / {head['10']['1']['all_evidence']:.3f}.",
         f"- Category 5: {head['24']['5']['all_evidence']:.3f} at 24, {head['10']['5']['all_evidence']:.3f} "
         "at 10.",
+        "- Counting an evidence turn as shown when a FACT row read from it is (the facts' share of a "
+        f"character budget is worth what they state): {head['8000c']['1-4']['all_evidence_or_facts']:.3f} "
+        f"at 8,000 characters, {head['4000c']['1-4']['all_evidence_or_facts']:.3f} at 4,000 (categories "
+        f"1-4; {head['8000c']['1-4']['fact_rows']:.1f} / {head['4000c']['1-4']['fact_rows']:.1f} FACT rows "
+        "on average).",
         f"- With the speaker signal off (agent memory often has only `user` and `assistant`): "
         f"{side['recall, speaker off']['24']['1-4']['all_evidence']:.3f} / "
         f"{side['recall, speaker off']['10']['1-4']['all_evidence']:.3f}.", "",

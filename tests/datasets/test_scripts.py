@@ -15,7 +15,8 @@ import bench_scale  # noqa: E402
 import eval_locomo  # noqa: E402
 from public_data import locomo_conversation  # noqa: E402
 
-STATS = {"all_evidence", "mean_evidence_recall", "turn_rows", "fact_rows", "chars", "n"}
+STATS = {"all_evidence", "all_evidence_or_facts", "mean_evidence_recall", "turn_rows", "fact_rows", "chars",
+         "n"}
 
 
 def test_recorded_commands_name_no_developer_folder():
@@ -67,6 +68,8 @@ def test_eval_locomo_small_slice(tmp_path):
     recall = headline["side_by_side"]["recall"]
     assert set(recall) == {"24", "10", "8000c", "4000c"} and set(recall["24"]) == set(eval_locomo.GROUPS)
     assert set(recall["24"]["1-4"]) == STATS and recall["24"]["1-4"]["n"] == 3
+    for budget in recall.values():  # a FACT row read from an evidence turn only adds to what TURN rows show
+        assert budget["1-4"]["all_evidence_or_facts"] >= budget["1-4"]["all_evidence"]
     assert recall["10"]["1-4"]["turn_rows"] <= 10 and recall["24"]["1-4"]["turn_rows"] <= 24
     assert 0 < recall["4000c"]["1-4"]["chars"] <= 4000 and recall["8000c"]["1-4"]["chars"] <= 8000
     assert headline["recall"]["1-4"] == recall["8000c"]["1-4"]  # the default call is the 8,000 budget
