@@ -1,5 +1,5 @@
-"""Facts take their places in a budget as one ranking (`rows.fact_places`): the fact lanes take places in
-turn, so a budget shows a fact per turn of the fused ranking, not one per fact lane for each turn."""
+"""Facts take their places in a budget as one ranking (`rows.fact_places`), so a budget shows a fact per
+turn of the fused ranking, not one per fact lane for each turn."""
 
 from datetime import date
 
@@ -9,15 +9,16 @@ from recall_lib.lanes import Hit
 from recall_lib.rows import fact_places
 
 
-def test_the_lanes_take_places_in_turn_and_a_fact_more_lanes_found_goes_first():
+def test_facts_found_by_similarity_come_by_it_and_those_reached_through_an_entity_follow():
     facts = {
         7: [Hit("facts", 1, 0.9, 7)],
         3: [Hit("entity_facts", 1, 0.8, 3)],
-        5: [Hit("entity_facts", 2, 0.7, 5), Hit("facts", 2, 0.6, 5)],
-        4: [Hit("facts", 3, 0.5, 4)],
-        9: [Hit("entity_facts", 2, 0.4, 9)],
+        5: [Hit("entity_facts", 2, 0.99, 5), Hit("user_facts", 2, 0.6, 5)],
+        4: [Hit("user_facts", 1, 0.95, 4), Hit("facts", 3, 0.5, 4)],
+        9: [Hit("turn_facts", 1, 1.0, 9)],
+        8: [Hit("entity_facts", 3, 0.4, 8)],
     }
-    assert fact_places(facts) == {3: 1, 7: 2, 5: 3, 9: 4, 4: 5}
+    assert fact_places(facts) == {4: 1, 7: 2, 5: 3, 3: 4, 8: 5, 9: 6}
 
 
 def _history():
