@@ -41,6 +41,19 @@ def test_percentile_is_nearest_rank():
     assert bench_scale.percentile([7.0], 0.95) == 7.0
 
 
+def test_an_evidence_turn_a_shown_fact_was_read_from_counts_only_for_the_facts_figure():
+    from types import SimpleNamespace
+
+    recalled = {"turns": [{"action_id": "t1", "facts": [{"turn": "t1"}]}, {"action_id": "t2"}],
+                "facts": [{"turn": "t7"}, {"turn": "t9"}]}
+    shown = eval_locomo.Shown(["t1", "t2"], facts=2, read_from=eval_locomo.fact_sources(recalled))
+    assert shown.read_from == {"t1", "t7", "t9"}
+    question = SimpleNamespace(evidence=["t2", "t7"])
+    assert eval_locomo.evidence_recall(question, shown) == 0.5
+    assert eval_locomo.evidence_stated(question, shown)
+    assert not eval_locomo.evidence_stated(SimpleNamespace(evidence=["t2", "t8"]), shown)
+
+
 def test_parse_sizes_rejects_bad_input():
     assert bench_scale.parse_sizes("1000,10000") == [1000, 10000]
     with pytest.raises(Exception, match="comma-separated integers"):
