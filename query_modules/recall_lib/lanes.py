@@ -754,6 +754,20 @@ def turn_facts(
     return tuple(found)
 
 
+def fact_order(hits: Sequence[Hit]) -> tuple:
+    """Where a fact found by `hits` (one fact's, from the fact lanes) stands among the facts: those found
+    by similarity (`SIMILARITY_FACT_LANES`) by it, nearest the question first whichever lane found them,
+    then those reached through an entity or a turn by their lane (`DERIVED_ORDER`) and rank. The order
+    the facts vote for their turns in (`fact_turn_candidates`) and a budget takes FACT rows in
+    (`rows.fact_places`)."""
+    similar = [h for h in hits if h.lane in SIMILARITY_FACT_LANES]
+    if similar:
+        best = max(similar, key=lambda h: (h.score, -h.rank))
+        return (0, -best.score, best.rank, DERIVED_ORDER[best.lane], best.index)
+    first = min(hits, key=lambda h: (DERIVED_ORDER.get(h.lane, len(DERIVED_ORDER)), h.rank))
+    return (1, DERIVED_ORDER.get(first.lane, len(DERIVED_ORDER)), first.rank, first.index)
+
+
 def fact_turn_candidates(
     snapshot: UserSnapshot, pool: RankedFacts, fact_hits: Sequence[Hit], turn_ok: np.ndarray
 ) -> Candidates:
@@ -775,8 +789,7 @@ def fact_turn_candidates(
     order = np.lexsort((lanes, ranks, -scores))  # stable: a full tie keeps the lanes' own order
     order = order[(lanes[order] != DERIVED_ORDER["facts"]) | (scores[order] > 0)]
     rest = sorted(
-        (h for h in fact_hits if h.lane not in SIMILARITY_FACT_LANES),
-        key=lambda h: (DERIVED_ORDER.get(h.lane, 9), h.rank),
+        (h for h in fact_hits if h.lane not in SIMILARITY_FACT_LANES), key=lambda h: fact_order((h,))
     )
     ordered = zip(
         [*items[order].tolist(), *(h.index for h in rest)],

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .kinds import FACT, NOTE, TURN
-from .lanes import DERIVED_ORDER, SIMILARITY_FACT_LANES, Hit, LaneResults, MatchedPassages
+from .lanes import Hit, LaneResults, MatchedPassages, fact_order
 from .snapshot import UserSnapshot
 
 _KIND_ORDER = {NOTE: 0, FACT: 1, TURN: 2}
@@ -49,25 +49,14 @@ def merge_rows(snapshot: UserSnapshot, results: LaneResults) -> list[Row]:
 
 def fact_places(facts: dict[int, list[Hit]]) -> dict[int, int]:
     """Each fact's place (1, 2, ...) in one ranking of the facts the fact lanes found (`facts`: a fact's
-    hits), as the fact lanes vote for turns (`lanes.fact_turn_candidates`): the facts found by similarity
-    (the facts and user_facts lanes) by it, nearest the question first whichever lane found them, then
-    the facts reached through an entity or a turn in their lanes' order.
+    hits), in the order they vote for turns (`lanes.fact_order`).
 
     Why one ranking: the turn lanes vote in one fused ranking, a TURN row per rank, while each fact lane
     ranks on its own; taking a fact at its lane's rank gave facts three rows per rank to a turn's one,
     and a budget filled with facts of the question's relation types and entities while the messages
     that answer it were left out (LoCoMo at 8,000 characters: 28.5 FACT rows to 17.0 TURN rows)."""
-
-    def place(index: int) -> tuple:
-        hits = facts[index]
-        similar = [h for h in hits if h.lane in SIMILARITY_FACT_LANES]
-        if similar:
-            best = max(similar, key=lambda h: (h.score, -h.rank))
-            return (0, -best.score, best.rank, DERIVED_ORDER[best.lane], index)
-        first = min(hits, key=lambda h: (DERIVED_ORDER.get(h.lane, len(DERIVED_ORDER)), h.rank))
-        return (1, DERIVED_ORDER.get(first.lane, len(DERIVED_ORDER)), first.rank, index)
-
-    return {index: n for n, index in enumerate(sorted(facts, key=place), 1)}
+    order = sorted(facts, key=lambda index: fact_order(facts[index]))
+    return {index: place for place, index in enumerate(order, 1)}
 
 
 def _matched_passages(
