@@ -69,9 +69,11 @@ SIGNALS = {
     # a question that sweeps a topic ranked and shown as one that gathers (a summary never spreads)
     "sweep": {"sweep_fusion_k": 20, "sweep_spread": 0.5, "sweep_piece_chars": 0},
     "exchange": {"exchange_share": 0},  # a summary ranks a request and its reply apart
+    "score share": {"score_share": 0},  # the lanes vote by rank only
     "all signals": {"speaker_boost": 0, "session_boost": 0, "neighbour_boost": 0, "date_boost": 0,
                     "role_boost": 0, "session_spread": 0, "opener_boost": 0, "rule_boost": 0,
-                    "gather_fusion_k": 5, "sweep_fusion_k": 5, "sweep_spread": 0, "exchange_share": 0},
+                    "gather_fusion_k": 5, "sweep_fusion_k": 5, "sweep_spread": 0, "exchange_share": 0,
+                    "score_share": 0},
 }
 #: A rendered TURN row's session and minute, which name its turn (`TURN [session s1, 2023-05-20T02:21, x]`),
 #: or its minute below a row of the same session and day (`TURN [same session, 02:25, x]`).

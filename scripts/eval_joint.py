@@ -58,10 +58,11 @@ GRID = {
     "opener_boost": (0.0, 1.0, 2.0),
     "rule_boost": (0.0, 1.0, 2.0),
     "feedback_turns": (0, 5, 10),
+    "score_share": (0.0, 0.3, 0.5),
 }
 DEFAULTS = {"role_boost": 2.0, "session_boost": 0.2, "neighbour_boost": 0.5, "speaker_boost": 1.0,
             "date_boost": 1.0, "other_side_spill": 0.25, "session_spread": 0.5, "opener_boost": 2.0,
-            "rule_boost": 1.0, "feedback_turns": 5}
+            "rule_boost": 1.0, "feedback_turns": 5, "score_share": 0.3}
 
 
 def grid_configs(size: int, seed: int = 7) -> list[dict]:

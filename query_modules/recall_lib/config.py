@@ -68,6 +68,7 @@ class RecallConfig:
     exchange_share: float = 1.0  # a summary: the share of a turn's score the other half of its exchange gets
     opener_boost: float = 2.0
     rule_boost: float = 1.0
+    score_share: float = 0.3  # the share of the text and turns lanes' votes that follows their scores
     feedback_turns: int = 5
     instruction_turns: int = 1
     rule_turns: int = 2
@@ -104,6 +105,7 @@ class RecallConfig:
             self.sweep_spread,
             self.exchange_share,
             self.rule_boost,
+            self.score_share,
         )
 
 
@@ -341,6 +343,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "exchange_share": (_bounded_number(0, 1), _QUERYING),
     "opener_boost": (_bounded_number(0, 10), _QUERYING),
     "rule_boost": (_bounded_number(0, 10), _QUERYING),
+    "score_share": (_bounded_number(0, 1), _QUERYING),
     "feedback_turns": (_bounded_int(0, 50), _QUERYING),
     "instruction_turns": (_bounded_int(0, 20), _QUERYING),
     "rule_turns": (_bounded_int(0, 20), _QUERYING),

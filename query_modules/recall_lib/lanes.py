@@ -197,6 +197,10 @@ class TurnHits:
 TURN_LANES = ("text", "fact_turns", "turns")
 #: The turn lanes ranked by cosine: a turn at cosine <= 0 was not found by them.
 VECTOR_TURN_LANES = ("turns", "feedback", "instructions", "rules")
+#: The turn lanes whose votes follow their scores in part (`ranking.fuse`): each scores every turn of
+#: the user by the question's own words or vector, so a score says how near the lane's best a turn
+#: comes. The passes search a handful of turns, and fact_turns' scores are the facts', not the turns'.
+SCORED_LANES = ("text", "turns")
 #: How far the feedback pass moves the question towards its best passages: the query is
 #: question + FEEDBACK_WEIGHT x (their mean), so 1 weighs what was found as much as what was asked.
 FEEDBACK_WEIGHT = 1.0
@@ -306,10 +310,12 @@ def fused_turns(
     Each hit's `via` says what put it there (lane ranks and lifts, for `explain`); its passage is the one
     a lane found it at (the vector lane's passage first, then the fact's sentence, then the words).
     """
-    votes = {  # a turn at cosine <= 0 was not found at all (a vector lane's scores fall: a prefix)
-        lane: found.turns[found.scores > 0] if lane in VECTOR_TURN_LANES else found.turns
+    found_in = {  # a turn at cosine <= 0 was not found at all (a vector lane's scores fall: a prefix)
+        lane: found.head(int(np.count_nonzero(found.scores > 0))) if lane in VECTOR_TURN_LANES else found
         for lane, found in turn_hits.candidates.items()
     }
+    votes = {lane: found.turns for lane, found in found_in.items()}
+    scores = {lane: found_in[lane].scores for lane in SCORED_LANES if lane in found_in}
     snapshot = turn_hits.snapshot
     ranked = rank_turns(
         votes,
@@ -324,6 +330,7 @@ def fused_turns(
         question.sweeps,
         question.summarises,
         rules,
+        scores,
     )
     hits = []
     for count, item in enumerate(ranked):

@@ -4,7 +4,7 @@ Why one ranking: the lanes often find the same turn (by its words, its vector, t
 turn several lanes rank fairly high is more often the one asked about than one lane's k-th best. So
 the TURN rows are the best `budget` turns of one score, not fixed widths per lane:
 
-    base(t)  = sum over lanes of 1 / (k + rank of t in the lane)           (reciprocal-rank fusion;
+    base(t)  = sum over lanes of vote(t, lane)                           (reciprocal-rank fusion;
                the lanes: text, turns, fact_turns, and for a question that gathers occasions the
                turns lane's feedback pass, for a request on the user's side its instructions pass,
                for any question its rules pass, `lanes.turn_candidates`, for a question listing
@@ -37,6 +37,12 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                                       (`question.Question.summarises`), p the other half of t's
                                       exchange (`exchange_partners`)
 
+    vote(t, lane) = (1 - share) / (k + rank of t in the lane)
+                    + share x (t's score / the lane's best score) / (k + 1)
+               share is `score_share` for the lanes that score the question's words or vector (text,
+               turns: `lanes.SCORED_LANES`) when the question does not gather, else 0 (the passes and
+               fact_turns vote by rank)
+
 k is `fusion_k`, `gather_fusion_k` for a question that gathers and `sweep_fusion_k` for one that sweeps:
 a small k makes the fusion top-heavy (a lane's first turns far ahead of its tenth), right for a question
 one turn answers; a question that gathers is answered by many turns, each a moderate match, and a
@@ -48,6 +54,13 @@ they came up in runs across the history, so the tenth best turn of one session y
 best of another. A summary is answered by exchanges, not messages: the user's request says what was
 worked on, the reply what came of it, so each half of an exchange ranks (nearly) as high as the other;
 it does not spread at all, as the exchanges sit where the topic was worked on.
+
+Why a vote follows the score in part: a rank says nothing of the gap behind it. A lane whose first
+turns score nearly alike (a message the question's words or vector match about as well as the best
+one) gives them nearly the best one's vote; a lane whose best turn towers over the rest gives the rest
+less. Without it a small `k` makes a near-tie of scores a large gap of votes. Not for a question that
+gathers: its evidence is many moderate matches, none near the best, and its flat fusion is meant to
+let them outrank the best; votes that follow the scores would make it top-heavy again.
 
 Each signal is a function below with the reason it exists. A turn lifted only by a neighbour passes
 the same filters as any candidate (`allowed`); the caller verifies every shown row against the graph.
@@ -97,12 +110,18 @@ class RankingWeights:
     sweep_spread: float | None = None  # a sweeping question's session spread (None: `session_spread`)
     exchange_share: float = 0.0  # a summary: the share of a turn's score its exchange partner gets
     rule_boost: float = 0.0  # the share of a request's score a rule it applies gains (see `rule_lift`)
+    score_share: float = 0.0  # the share of a scored lane's vote that follows its score (see `fuse`)
 
     def fusion_for(self, gathers: bool, sweeps: bool = False) -> int:
         """The fusion's constant: flatter for a question that gathers or sweeps (see the module docstring)."""
         if sweeps and self.sweep_fusion_k is not None:
             return self.sweep_fusion_k
         return self.gather_fusion_k if gathers and self.gather_fusion_k is not None else self.fusion_k
+
+    def share_for(self, gathers: bool) -> float:
+        """The share of a scored lane's vote that follows its score: none for a question that gathers,
+        whose fusion is flat on purpose (see the module docstring)."""
+        return 0.0 if gathers else self.score_share
 
     def spread_for(self, sweeps: bool, summarises: bool = False) -> float:
         """The session spread of a gathering question: `sweep_spread` when it sweeps a topic, none when
@@ -256,12 +275,27 @@ def named_participant(
     return (named[0] if len(named) == 1 else None), name_words
 
 
-def fuse(lanes: Mapping[str, Sequence[int]], fusion_k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Reciprocal-rank fusion: the turns any lane ranked (ascending) and their summed 1/(k + rank)."""
+def fuse(
+    lanes: Mapping[str, Sequence[int]],
+    fusion_k: int,
+    scores: Mapping[str, Sequence[float]] | None = None,
+    score_share: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Reciprocal-rank fusion: the turns any lane ranked (ascending) and their summed votes, each
+    1/(k + rank), or for a lane `scores` gives (its turns' scores, best first, all > 0) that vote's
+    `score_share` taken by the turn's score relative to the lane's best (see the module docstring)."""
     ranked = [np.asarray(turns, dtype=np.int64) for turns in lanes.values()]
     if not sum(map(len, ranked)):
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    weights = np.concatenate([1.0 / (fusion_k + np.arange(1, len(turns) + 1)) for turns in ranked])
+    votes = []
+    for lane, turns in zip(lanes, ranked, strict=True):
+        vote = 1.0 / (fusion_k + np.arange(1, len(turns) + 1))
+        scored = scores.get(lane) if scores is not None and score_share else None
+        if scored is not None and len(turns):
+            scored = np.asarray(scored, dtype=np.float64)
+            vote = (1.0 - score_share) * vote + score_share * (scored / scored[0]) / (fusion_k + 1)
+        votes.append(vote)
+    weights = np.concatenate(votes)
     candidates, where = distinct_with_inverse(np.concatenate(ranked))
     return candidates, np.bincount(where, weights=weights, minlength=len(candidates))
 
@@ -387,15 +421,17 @@ def rank_turns(
     sweeps: bool = False,
     summarises: bool = False,
     rules: np.ndarray | None = None,
+    scores: Mapping[str, Sequence[float]] | None = None,
 ) -> list[RankedTurn]:
-    """The `budget` best turns by the fused score; `lanes` maps each turn lane to its turns, best first;
+    """The `budget` best turns by the fused score; `lanes` maps each turn lane to its turns, best first,
+    and `scores` the scored lanes (`lanes.SCORED_LANES`) to those turns' scores (see `fuse`);
     `gathers`: the question gathers several occasions (`question.Question.gathers`); `sweeps`: it sweeps
     a topic across the history (`question.Question.sweeps`, which gathers too); `summarises`: it asks
     for a summary (`question.Question.summarises`); `rules`: a mask of the user's rules over the
     snapshot's turns (`lanes.rule_turns`), None when not read."""
     if budget <= 0:
         return []
-    candidates, base = fuse(lanes, weights.fusion_for(gathers, sweeps))
+    candidates, base = fuse(lanes, weights.fusion_for(gathers, sweeps), scores, weights.share_for(gathers))
     if not len(candidates):
         return []
     factors: list[tuple[str, np.ndarray, float]] = []

@@ -54,6 +54,25 @@ def test_fusion_rewards_agreement_between_lanes():
     assert order({"text": [0, 2], "turns": [5, 2]}, facts, OFF) == [2, 0, 5]
 
 
+def test_a_scored_lanes_vote_follows_in_part_how_near_its_best_a_turn_scores():
+    # Turns 3 and 1 are second in their lanes: by rank alone they tie (1 first, the earlier turn). Turn 3
+    # scores nearly its lane's best, turn 1 a tenth of its lane's best.
+    lanes = {"text": [0, 3], "turns": [2, 1]}
+    scores = {"text": [10.0, 9.9], "turns": [0.8, 0.08]}
+    facts = conversation(["a"] * 4)
+    assert order(lanes, facts, OFF, scores=scores) == [0, 2, 1, 3]  # score_share 0: ranks only
+    assert order(lanes, facts, weights(score_share=0.3), scores=scores) == [0, 2, 3, 1]
+    # a question that gathers keeps its flat fusion: ranks only
+    assert order(lanes, facts, weights(score_share=0.3), scores=scores, gathers=True) == [0, 2, 1, 3]
+    turns, votes = fuse(lanes, 5, scores, 0.3)
+    by_turn = dict(zip(turns.tolist(), votes.tolist(), strict=True))
+    assert by_turn[0] == pytest.approx(1 / 6)  # a lane's best keeps its vote
+    assert by_turn[3] == pytest.approx(0.7 / 7 + 0.3 * 0.99 / 6)
+    assert by_turn[1] == pytest.approx(0.7 / 7 + 0.3 * 0.1 / 6)
+    # a lane without scores (the passes, fact_turns) votes by rank only
+    assert fuse({"fact_turns": [0, 1]}, 5, scores, 0.3)[1].tolist() == pytest.approx([1 / 6, 1 / 7])
+
+
 def test_a_question_that_gathers_fuses_flatter_so_agreement_deep_in_the_lanes_beats_one_top_hit():
     # Turn 0 is first in the text lane only; turn 11 is tenth in both. Top-heavy (k = 5): 1/6 > 2/15;
     # flat (k = 60): 1/61 < 2/70.

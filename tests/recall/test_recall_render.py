@@ -38,11 +38,11 @@ MEMORY [notes/pets.md, updated 2024-06-11]: Mochi: vaccine due in June. {memorie
 FACT: user -[HAS_PET @ 2024-06-01]-> Mochi -- user: "Gina adopted a cat called Mochi." \
 {entity_facts #1 0.95 via entity "Mochi", facts #1 0.87, user_facts #1 0.87 via type HAS_PET}
 TURN [session g-s1, 2024-06-01T06:30, Gina]: I adopted a cat called Mochi. She is three years old. \
-{#1 2.186: text #1, turns #1, fact_turns #1, role x3, session +0.329, neighbour +0.071, opener +0.286}
+{#1 2.130: text #1, turns #1, fact_turns #1, role x3, session +0.324, neighbour +0.061, opener +0.245}
 TURN [same session, 06:31, assistant]: Congratulations on adopting Mochi! \
-{#2 0.534: turns #2, session +0.329, neighbour +0.062}
+{#2 0.509: turns #2, session +0.324, neighbour +0.062}
 TURN [session g-s2, 2024-06-10T18:00, Gina]: Mochi needs her vaccine next Tuesday. \
-{#3 0.450: turns #3, role x3, session +0.075}"""
+{#3 0.367: turns #3, role x3, session +0.061}"""
 )
 
 
@@ -578,3 +578,34 @@ def test_the_standing_statements_are_read_only_when_a_pass_or_the_rule_lift_will
     render(rt, "ada", "How should I handle errors in my async code?", "2024-06-20", query_vector=axis(1),
            turns_budget=3, **config)
     assert len(calls) == reads
+
+
+def near_tie_chat() -> MemoryGraph:
+    """Four messages, each its own session (no session, neighbour or opener lift between them): two the
+    question's words match (the second far more weakly), then two its vector matches (the second nearly
+    as well as the first), written in that order."""
+    g = MemoryGraph()
+    g.recall_meta()
+    user = g.user("ada")
+    said = [
+        ("words", "I picked the Niche espresso grinder for the burr quality.", axis(5)),
+        ("weak", "Coffee again this morning, then a long walk with the dog along the river and back "
+                 "home for lunch; an espresso later.", axis(6)),
+        ("near", "A conical machine for the kitchen counter.", mix((1, 0.9), (7, 0.44))),
+        ("nearly", "The kitchen gadget that mills the beans.", mix((1, 0.88), (8, 0.47))),
+    ]
+    for day, (key, text, vector) in enumerate(said, 1):
+        session = g.session(user, f"ada-{key}")
+        g.message(session, key, text, f"2024-06-0{day}T10:00:00Z", passage_embeddings=[vector],
+                  embedding_model=MODEL)
+    return g
+
+
+@pytest.mark.parametrize(("config", "third"), [({}, "nearly"), ({"score_share": 0}, "weak")])
+def test_a_turn_scoring_nearly_its_lanes_best_outranks_one_of_the_same_rank_far_below_its_lanes_best(
+    config, third
+):
+    rt = runtime(near_tie_chat().elements())
+    question = "Which burr grinder did I pick for espresso?"
+    _, recalled = render(rt, "ada", question, "2024-06-20", query_vector=axis(1), turns_budget=3, **config)
+    assert {t["action_id"] for t in recalled["turns"]} == {"words", "near", third}
