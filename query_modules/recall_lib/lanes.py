@@ -310,12 +310,12 @@ def fused_turns(
     Each hit's `via` says what put it there (lane ranks and lifts, for `explain`); its passage is the one
     a lane found it at (the vector lane's passage first, then the fact's sentence, then the words).
     """
-    found_in = {  # a turn at cosine <= 0 was not found at all (a vector lane's scores fall: a prefix)
-        lane: found.head(int(np.count_nonzero(found.scores > 0))) if lane in VECTOR_TURN_LANES else found
-        for lane, found in turn_hits.candidates.items()
-    }
-    votes = {lane: found.turns for lane, found in found_in.items()}
-    scores = {lane: found_in[lane].scores for lane in SCORED_LANES if lane in found_in}
+    votes, scores = {}, {}
+    for lane, found in turn_hits.candidates.items():
+        kept = found.scores > 0 if lane in VECTOR_TURN_LANES else slice(None)  # cosine <= 0: not found
+        votes[lane] = found.turns[kept]
+        if lane in SCORED_LANES:
+            scores[lane] = found.scores[kept]
     snapshot = turn_hits.snapshot
     ranked = rank_turns(
         votes,
