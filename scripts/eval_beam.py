@@ -8,7 +8,10 @@ at the four budgets of `eval_common.BUDGETS` (24 and 10 TURN rows with the chara
 characters of rendered text, the default render, and 4,000), and scored: all evidence shown, and the mean
 share of evidence shown; BM25 alone and dense alone at the row budgets on the same turns. The seven
 lookup types are reported apart from event_ordering and summarization (11-13 evidence messages on
-average). Writes `README.md`, `details.json` and `questions.jsonl` under `--results`.
+average). Each lookup evidence message the 24 rows miss is located once more, in the fused ranking at
+depth (one `explain` call at `DEEP` rows) and in the BM25 and dense rankings of every turn, so the report
+says how far from the rows each miss sits. Writes `README.md`, `details.json` and `questions.jsonl` under
+`--results`.
 
     python scripts/eval_beam.py --data <BEAM checkout>/chats/500K              # all 35 chats
     python scripts/eval_beam.py --data <BEAM checkout>/chats/500K --chats 1-12
@@ -31,8 +34,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import ROOT, configure_model, fast_call, graph_cache_key, markdown_table, provenance  # noqa: E402
 from eval_common import BUDGETS, ROW_BUDGETS, Baselines, UserTurns, budget_label, shown_turns  # noqa: E402
 from longmemeval_cache import ActionVertices, CacheFiles, load_embedded  # noqa: E402
+from longmemeval_scoring import bucket  # noqa: E402
 
 TORCH_THREADS = "2"
+#: The deep ranking's TURN rows (`turns_budget`) a missed evidence message is looked for in; the script's
+#: own runtime raises the server's row ceiling to allow it.
+DEEP = 300
+#: The report's rank buckets (`longmemeval_scoring.bucket`, whose last edge is `DEEP`), nearest first.
+MISS_BUCKETS = ("<= 24", "<= 50", "<= 100", "<= 300", "unranked")
 
 
 def parse_chats(text: str) -> list[int]:
@@ -76,7 +85,28 @@ def ask(runtime, model: str, question, config: dict) -> tuple[list[str], int, fl
     return shown_turns(row["recalled"]), len(row["text"]), elapsed
 
 
-def evaluate(runtime, model: str, questions: Sequence, baselines: Baselines) -> list[dict]:
+def deep_ranks(runtime, model: str, question) -> dict[str, int]:
+    """Every turn's rank in the fused ranking at `DEEP` rows (`explain`)."""
+    config = {"embedding_model": model, "turns_budget": DEEP, "max_chars": 0, "explain": True}
+    row = fast_call(runtime, "recall.render", question.user_id, question.question, question.today.isoformat(),
+                    config)[0]
+    return {turn["action_id"]: turn["fused"]["rank"] for turn in row["recalled"]["turns"]}
+
+
+def located(missed: Sequence[str], fused: dict[str, int], orders: dict[str, list[str]]) -> list[dict]:
+    """Each missed evidence message with its rank in the deep fused ranking (None: not ranked) and in the
+    full BM25 (None: shares no word with the question) and dense rankings."""
+    def rank(order: list[str], turn: str) -> int | None:
+        return order.index(turn) + 1 if turn in order else None
+
+    return [{"turn": turn, "fused": fused.get(turn), "bm25_full": rank(orders["bm25"], turn),
+             "dense_full": rank(orders["dense"], turn)} for turn in missed]
+
+
+def evaluate(
+    runtime, model: str, questions: Sequence, baselines: Baselines, lookups: Sequence[str]
+) -> list[dict]:
+    """Every question at every budget; `lookups`: the types whose misses at 24 rows are located."""
     entries = []
     for question in tqdm(questions, desc="questions", unit="q"):
         entry = {"key": question.key, "type": question.question_type, "evidence": list(question.evidence),
@@ -91,6 +121,9 @@ def evaluate(runtime, model: str, questions: Sequence, baselines: Baselines) -> 
             for name, rows in ROW_BUDGETS.items():
                 complete, share = score(question.evidence, order[:rows])
                 entry["runs"][f"{run} {name}"] = {"all": complete, "share": share}
+        missed = [t for t in question.evidence if t not in entry["runs"]["24"]["shown"]]
+        if missed and question.question_type in lookups:
+            entry["missed_24"] = located(missed, deep_ranks(runtime, model, question), orders)
         entries.append(entry)
     return entries
 
@@ -111,6 +144,21 @@ def summary(entries: Sequence[dict], groups: dict[str, Sequence[str]]) -> dict:
                 figures["chars"] = round(statistics.mean(v["chars"] for v in values))
                 figures["ms"] = round(statistics.mean(v["ms"] for v in values), 1)
             out[group][run] = figures
+    return out
+
+
+def misses(entries: Sequence[dict]) -> dict[str, dict]:
+    """type -> the evidence messages the 24 rows miss: how many, by their deep fused rank's bucket, and
+    how many share no word with the question."""
+    out: dict[str, dict] = {}
+    for entry in entries:
+        for miss in entry.get("missed_24", ()):
+            for name in ("lookup", entry["type"]):
+                group = out.setdefault(name, {"missed": 0, "fused": {b: 0 for b in MISS_BUCKETS},
+                                              "no_shared_word": 0})
+                group["missed"] += 1
+                group["fused"][bucket(miss["fused"])] += 1
+                group["no_shared_word"] += miss["bm25_full"] is None
     return out
 
 
@@ -141,6 +189,18 @@ def write_report(folder: Path, info: dict, results: dict, extra: dict, entries: 
         "included).", "",
         markdown_table(["budget", "turns", "characters", "ms"], sizes), "",
     ]
+    if extra.get("misses"):
+        rows = [[name, group["missed"], *group["fused"].values(), group["no_shared_word"]]
+                for name, group in extra["misses"].items()]
+        lines += [
+            "## Where recall misses (lookups, 24 rows)", "",
+            "Each evidence message missing from the 24 TURN rows, by its rank in the fused ranking at "
+            f"{DEEP} rows (`explain`; unranked: no lane found it and no signal lifted it), and how many "
+            "share no word with the question (absent from the full BM25 ranking). Per message in "
+            "`questions.jsonl` (`missed_24`, with its BM25 and dense ranks).", "",
+            markdown_table(["questions", "missed", *(f"fused {b}" for b in MISS_BUCKETS), "no shared word"],
+                           rows), "",
+        ]
     (folder / "README.md").write_text("\n".join(lines), encoding="utf-8")
     (folder / "details.json").write_text(json.dumps({"info": info, "results": results, "extra": extra},
                                                     indent=2), encoding="utf-8")
@@ -161,6 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.data.is_dir():
         parser.error(f"--data: no such folder {args.data}")
     os.environ.setdefault("RECALL_TORCH_THREADS", TORCH_THREADS)
+    if not os.environ.get("RECALL_MAX_ROWS", "").isdigit() or int(os.environ["RECALL_MAX_ROWS"]) < DEEP:
+        os.environ["RECALL_MAX_ROWS"] = str(DEEP)  # this process's own runtime: the deep ranking needs it
     model = configure_model()
     from memgraph_recall.client import setup_store
     from memgraph_recall.datasets import beam
@@ -193,13 +255,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     scored = [q for c in selected for q in c.questions if q.evidence and q.question_type != "abstention"]
     users = read_turns(ActionVertices(runtime), selected, model)
     baselines = Baselines(users, {q.key: (q.user_id, q.question) for q in scored}, model)
-    entries = evaluate(runtime, model, scored, baselines)
+    entries = evaluate(runtime, model, scored, baselines, beam.LOOKUP_TYPES)
     groups = {"lookup": beam.LOOKUP_TYPES, "gathering": beam.GATHERING_TYPES,
               "all": beam.LOOKUP_TYPES + beam.GATHERING_TYPES,  # every question scored (evidence ids)
               **{t: (t,) for t in beam.QUESTION_TYPES if t != "abstention"}}
     results = summary(entries, groups)
     extra = {"chats": f"{len(chats)} ({chats[0]}..{chats[-1]})" if chats else "none", "scored": len(scored),
-             "messages": sum(len(c.turns) for c in selected), "embedding": embedding}
+             "messages": sum(len(c.turns) for c in selected), "embedding": embedding,
+             "misses": misses(entries)}
     write_report(args.results, info, results, extra, entries)
     lookup = results.get("lookup", {})
     print("lookup: " + ", ".join(f"{budget_label(run)} {lookup[run]['all_evidence']:.3f}/"

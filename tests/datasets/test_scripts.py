@@ -12,6 +12,7 @@ SCRIPTS = ROOT / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
 import bench_scale  # noqa: E402
+import eval_beam  # noqa: E402
 import eval_locomo  # noqa: E402
 from public_data import locomo_conversation  # noqa: E402
 
@@ -52,6 +53,20 @@ def test_an_evidence_turn_a_shown_fact_was_read_from_counts_only_for_the_facts_f
     assert eval_locomo.evidence_recall(question, shown) == 0.5
     assert eval_locomo.evidence_stated(question, shown)
     assert not eval_locomo.evidence_stated(SimpleNamespace(evidence=["t2", "t8"]), shown)
+
+
+def test_beam_misses_are_located_and_bucketed_by_deep_rank():
+    orders = {"bm25": ["a", "b"], "dense": ["b", "c", "a"]}
+    found = eval_beam.located(["a", "c"], {"a": 30, "b": 1}, orders)
+    assert found == [{"turn": "a", "fused": 30, "bm25_full": 1, "dense_full": 3},
+                     {"turn": "c", "fused": None, "bm25_full": None, "dense_full": 2}]
+    entries = [{"type": "temporal_reasoning", "missed_24": found},
+               {"type": "information_extraction", "missed_24": found[:1]}, {"type": "summarization"}]
+    misses = eval_beam.misses(entries)
+    assert misses["lookup"]["missed"] == 3 and misses["lookup"]["no_shared_word"] == 1
+    assert misses["lookup"]["fused"] == {"<= 24": 0, "<= 50": 2, "<= 100": 0, "<= 300": 0, "unranked": 1}
+    assert misses["information_extraction"]["missed"] == 1
+    assert "summarization" not in misses
 
 
 def test_parse_sizes_rejects_bad_input():
