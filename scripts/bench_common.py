@@ -42,6 +42,13 @@ def configure_model(name: str | None = None) -> str:
     return name
 
 
+def allow_rows(rows: int) -> None:
+    """Raise this process's own runtime's row ceiling (`RECALL_MAX_ROWS`) to at least `rows`, for an
+    evaluation's deep ranking; a higher ceiling already set is kept. Before the runtime is made."""
+    if not os.environ.get("RECALL_MAX_ROWS", "").isdigit() or int(os.environ["RECALL_MAX_ROWS"]) < rows:
+        os.environ["RECALL_MAX_ROWS"] = str(rows)
+
+
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 

@@ -31,7 +31,15 @@ import numpy as np
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import ROOT, configure_model, fast_call, graph_cache_key, markdown_table, provenance  # noqa: E402
+from bench_common import (  # noqa: E402
+    ROOT,
+    allow_rows,
+    configure_model,
+    fast_call,
+    graph_cache_key,
+    markdown_table,
+    provenance,
+)
 from eval_common import BUDGETS, ROW_BUDGETS, Baselines, UserTurns, budget_label, shown_turns  # noqa: E402
 from longmemeval_cache import ActionVertices, CacheFiles, load_embedded  # noqa: E402
 from longmemeval_scoring import bucket  # noqa: E402
@@ -221,8 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.data.is_dir():
         parser.error(f"--data: no such folder {args.data}")
     os.environ.setdefault("RECALL_TORCH_THREADS", TORCH_THREADS)
-    if not os.environ.get("RECALL_MAX_ROWS", "").isdigit() or int(os.environ["RECALL_MAX_ROWS"]) < DEEP:
-        os.environ["RECALL_MAX_ROWS"] = str(DEEP)  # this process's own runtime: the deep ranking needs it
+    allow_rows(DEEP)
     model = configure_model()
     from memgraph_recall.client import setup_store
     from memgraph_recall.datasets import beam

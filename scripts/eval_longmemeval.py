@@ -26,7 +26,15 @@ import numpy as np
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import ROOT, configure_model, fast_call, graph_cache_key, provenance, use_recall_lib  # noqa: E402
+from bench_common import (  # noqa: E402
+    ROOT,
+    allow_rows,
+    configure_model,
+    fast_call,
+    graph_cache_key,
+    provenance,
+    use_recall_lib,
+)
 from eval_common import (  # noqa: E402
     BUDGETS,
     DEFAULT_BUDGET,
@@ -224,8 +232,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("RECALL_TORCH_THREADS", TORCH_THREADS)
-    if not os.environ.get("RECALL_MAX_ROWS", "").isdigit() or int(os.environ["RECALL_MAX_ROWS"]) < DEEP:
-        os.environ["RECALL_MAX_ROWS"] = str(DEEP)  # this process's own runtime: the deep ranking needs it
+    allow_rows(DEEP)
     model = configure_model()
     from memgraph_recall.client import setup_store
     from memgraph_recall.datasets import longmemeval
