@@ -50,6 +50,8 @@ TORCH_THREADS = "2"
 DEEP = 300
 #: The report's rank buckets (`longmemeval_scoring.bucket`, whose last edge is `DEEP`), nearest first.
 MISS_BUCKETS = ("<= 24", "<= 50", "<= 100", "<= 300", "unranked")
+#: The fused ranking's depths a lookup's whole evidence is looked for within (`ceilings`).
+CEILING_DEPTHS = (24, 50, 100, DEEP)
 
 
 def parse_chats(text: str) -> list[int]:
@@ -170,6 +172,24 @@ def misses(entries: Sequence[dict]) -> dict[str, dict]:
     return out
 
 
+def ceilings(entries: Sequence[dict], lookups: Sequence[str]) -> dict[str, dict[str, float]]:
+    """"lookup" and each of the `lookups` types -> for each of `CEILING_DEPTHS`, the share of its questions
+    whose every evidence message sits within the fused ranking's first that many rows.
+
+    Why: it bounds what any re-ordering of those rows could show in 24. A question the 24 rows answer
+    whole is within every depth; one with a missed message no lane ranked is within none."""
+    deepest: dict[str, list] = {}
+    for entry in entries:
+        if entry["type"] not in lookups:
+            continue
+        ranks = [miss["fused"] for miss in entry.get("missed_24", ())]
+        rank = None if None in ranks else max(ranks, default=0)
+        for name in ("lookup", entry["type"]):
+            deepest.setdefault(name, []).append(rank)
+    return {name: {str(depth): round(sum(r is not None and r <= depth for r in ranks) / len(ranks), 3)
+                   for depth in CEILING_DEPTHS} for name, ranks in deepest.items()}
+
+
 def write_report(folder: Path, info: dict, results: dict, extra: dict, entries: Sequence[dict]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     runs = list(BUDGETS) + [f"{b} {r}" for b in ("bm25", "dense") for r in ROW_BUDGETS]
@@ -208,6 +228,14 @@ def write_report(folder: Path, info: dict, results: dict, extra: dict, entries: 
             "`questions.jsonl` (`missed_24`, with its BM25 and dense ranks).", "",
             markdown_table(["questions", "missed", *(f"fused {b}" for b in MISS_BUCKETS), "no shared word"],
                            rows), "",
+        ]
+    if extra.get("ceilings"):
+        rows = [[name, *shares.values()] for name, shares in extra["ceilings"].items()]
+        lines += [
+            "## What re-ordering could reach (lookups)", "",
+            "The share of questions whose every evidence message sits within the fused ranking's first "
+            "24 / 50 / ... rows: the best any re-ordering of those rows could show in 24 (24: as shown).", "",
+            markdown_table(["questions", *(f"within {d}" for d in CEILING_DEPTHS)], rows), "",
         ]
     (folder / "README.md").write_text("\n".join(lines), encoding="utf-8")
     (folder / "details.json").write_text(json.dumps({"info": info, "results": results, "extra": extra},
@@ -269,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = summary(entries, groups)
     extra = {"chats": f"{len(chats)} ({chats[0]}..{chats[-1]})" if chats else "none", "scored": len(scored),
              "messages": sum(len(c.turns) for c in selected), "embedding": embedding,
-             "misses": misses(entries)}
+             "misses": misses(entries), "ceilings": ceilings(entries, beam.LOOKUP_TYPES)}
     write_report(args.results, info, results, extra, entries)
     lookup = results.get("lookup", {})
     print("lookup: " + ", ".join(f"{budget_label(run)} {lookup[run]['all_evidence']:.3f}/"

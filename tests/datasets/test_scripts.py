@@ -69,6 +69,20 @@ def test_beam_misses_are_located_and_bucketed_by_deep_rank():
     assert "summarization" not in misses
 
 
+def test_beam_ceilings_bound_reordering_by_the_deepest_evidence_rank():
+    def miss(rank):
+        return {"turn": "t", "fused": rank, "bm25_full": None, "dense_full": 1}
+
+    entries = [{"type": "temporal_reasoning"},  # answered whole at 24 rows
+               {"type": "temporal_reasoning", "missed_24": [miss(30), miss(90)]},
+               {"type": "knowledge_update", "missed_24": [miss(40), miss(None)]},
+               {"type": "summarization"}]
+    shares = eval_beam.ceilings(entries, ("temporal_reasoning", "knowledge_update"))
+    assert shares["lookup"] == {"24": 0.333, "50": 0.333, "100": 0.667, "300": 0.667}
+    assert shares["temporal_reasoning"] == {"24": 0.5, "50": 0.5, "100": 1.0, "300": 1.0}
+    assert shares["knowledge_update"]["300"] == 0.0 and "summarization" not in shares
+
+
 def test_parse_sizes_rejects_bad_input():
     assert bench_scale.parse_sizes("1000,10000") == [1000, 10000]
     with pytest.raises(Exception, match="comma-separated integers"):
