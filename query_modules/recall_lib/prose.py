@@ -1,0 +1,23 @@
+"""A message's prose: its text without the fenced code blocks pasted into it.
+
+Why: a question asks what was said ("what did I say my query's latency was?"), and in a coding chat a
+message is mostly the code its writer pasted, which its passage vectors then mostly encode. The prose
+gets a vector of its own (`prose_embedding`, written by `recall.embed`), which the turns lane scores
+the message by in place of its passages (`lanes.turn_cosines`).
+"""
+
+import re
+
+#: A fenced block: three backticks to the next three, or to the end of a text whose fence never closes.
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+#: The marker that opens a fence: a text without it has no code to leave out (checked before the regex).
+FENCE = "```"
+
+
+def prose_text(text: str) -> str | None:
+    """`text` without its fenced code blocks, its whitespace runs collapsed; None when it holds no fence
+    (its passages are its prose) or nothing but code."""
+    if FENCE not in text:
+        return None
+    prose = " ".join(_FENCED.sub(" ", text).split())
+    return prose or None
