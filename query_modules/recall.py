@@ -136,7 +136,9 @@ def lanes(
 def embed(
     ctx: mgp.ProcCtx,
     config: mgp.Map = {},  # noqa: B006 - Memgraph rebuilds defaults on every call
-) -> mgp.Record(messages=int, entities=int, edges=int, memories=int, remaining=int, model=str):
+) -> mgp.Record(
+    messages=int, entities=int, edges=int, memories=int, prose=int, remaining=int, model=str
+):
     """Catch-up: embed up to `limit` units without a current vector from the model; callers loop.
     With `user`, only that user's data is read (found through the database's directory); without it,
     every vertex of the graph is read, on every call.

@@ -148,7 +148,8 @@ class LaneHit:
 
 @dataclass(frozen=True)
 class EmbedProgress:
-    """What one `recall.embed` call did; `remaining` is what is left for the next call."""
+    """What one `recall.embed` call did; `remaining` is what is left for the next call. `prose`: the
+    prose vectors of messages holding code (a server from before them reports none)."""
 
     messages: int
     entities: int
@@ -156,16 +157,17 @@ class EmbedProgress:
     memories: int
     remaining: int
     model: str
+    prose: int = 0
 
     @classmethod
     def from_row(cls, row: dict) -> "EmbedProgress":
-        return cls(**{f.name: row[f.name] for f in fields(cls)})
+        return cls(**{f.name: row[f.name] for f in fields(cls) if f.name in row or f.name != "prose"})
 
     @property
     def embedded(self) -> int:
-        return self.messages + self.entities + self.edges + self.memories
+        return self.messages + self.entities + self.edges + self.memories + self.prose
 
     def __add__(self, other: "EmbedProgress") -> "EmbedProgress":
         return EmbedProgress(self.messages + other.messages, self.entities + other.entities,
                              self.edges + other.edges, self.memories + other.memories, other.remaining,
-                             other.model)
+                             other.model, self.prose + other.prose)

@@ -65,7 +65,7 @@ from . import schema as s
 from .databases import Database, DatabaseKey, Databases, recorded_rule
 from .directory import Directory
 from .environment import env_number
-from .kinds import ENTITY, FACT, TURN
+from .kinds import ENTITY, FACT, PROSE, TURN
 from .layered import Layered
 from .ownership import (
     Attribution,
@@ -215,9 +215,8 @@ def entry_bytes(entry: Entry) -> int:
     """A coarse estimate: the arrays' bytes, the texts' lengths, and ~100 bytes per item and id held
     (the rolling check's baseline included)."""
     snap = entry.snapshot
-    arrays = sum(
-        v.nbytes for v in (snap.turn_vectors, snap.entity_vectors, snap.fact_vectors, snap.note_vectors)
-    )
+    vectors = (snap.turn_vectors, snap.prose_vectors, snap.entity_vectors, snap.fact_vectors)
+    arrays = sum(v.nbytes for v in (*vectors, snap.note_vectors))
     arrays += snap.text_index.nbytes + snap.note_text_index.nbytes
     arrays += 40 * len(entry.rota)  # the check units' columns
     texts = snap.turns.text_chars + sum(len(f.text) for f in snap.facts)
@@ -772,7 +771,7 @@ def _properties(entry: Entry, graph: LiveGraph) -> Callable[[str, int], Any]:
                 next((e for e in head.out_edges if e.id == fact.edge_id), None) if head is not None else None
             )
             return None if edge is None else edge.properties
-        if kind == TURN:
+        if kind in (TURN, PROSE):
             vertex_id = snapshot.turns.vertex_ids[index]
         else:
             vertex_id = (snapshot.entities if kind == ENTITY else snapshot.notes)[index].vertex_id

@@ -2,8 +2,10 @@
 
 Units: a message's passages (`passage_embeddings`), an entity's `text` (`embedding`), a fact's
 `"<head or 'user'> <type words> <tail or 'user'>. <text>"` (`embedding`), a note's passages
-(`passage_embeddings`). A unit needs embedding unless it holds a current vector from the model
-(`vectors.classify`), so a model change re-embeds instead of mixing vectors.
+(`passage_embeddings`), and the prose of a message that holds fenced code (`prose_embedding`, with
+its own `prose_embedding_model`: recall's vector, not the upstream's). A unit needs embedding unless
+it holds a current vector from the model (`vectors.classify`), so a model change re-embeds instead of
+mixing vectors.
 
 `plan_embedding` + `compute_vectors` + `write_vectors` keep "compute everything, then write": a failure
 or an abort while the model runs leaves the graph exactly as it was.
@@ -17,12 +19,22 @@ from typing import Any
 import numpy as np
 
 from . import schema as s
-from .kinds import ENTITY, FACT, KINDS, NOTE, PUBLIC_NAMES, TURN
+from .kinds import ENTITY, FACT, KINDS, NOTE, PROSE, PUBLIC_NAMES, TURN
 from .ownership import OwnedGraph, collect_owned, labels_of
+from .prose import prose_digest, prose_text
 from .reading import USER_END, fact_embedding_text, passages_of, relation_descriptions, utc_time
-from .vectors import CURRENT, classify
+from .vectors import CURRENT, MISSING, classify
 
-_VECTOR_KEY = {TURN: s.PASSAGE_EMBEDDINGS, NOTE: s.PASSAGE_EMBEDDINGS, ENTITY: s.EMBEDDING, FACT: s.EMBEDDING}
+_VECTOR_KEY = {
+    TURN: s.PASSAGE_EMBEDDINGS,
+    NOTE: s.PASSAGE_EMBEDDINGS,
+    ENTITY: s.EMBEDDING,
+    FACT: s.EMBEDDING,
+    PROSE: s.PROSE_EMBEDDING,
+}
+#: The property naming the model of a kind's vectors: a message's prose vector has its own, as it is
+#: written apart from (and may lag) the message's passage vectors.
+MODEL_KEY = {kind: s.PROSE_EMBEDDING_MODEL if kind == PROSE else s.EMBEDDING_MODEL for kind in KINDS}
 
 
 @dataclass(frozen=True)
@@ -39,12 +51,18 @@ class Unit:
 
     def stored(self) -> tuple[Any, Any]:
         props = self.target.properties
-        return props.get(s.EMBEDDING_MODEL), props.get(_VECTOR_KEY[self.kind])
+        return props.get(MODEL_KEY[self.kind]), props.get(_VECTOR_KEY[self.kind])
 
     def status(self, model: str, dim: int | None) -> str:
         stored_model, vectors = self.stored()
+        if self.kind == PROSE and vectors is not None and not self.fresh_prose():
+            return MISSING  # made from the text before an edit: made again
         passages = len(self.texts) if self.by_passage else None
         return classify(stored_model, vectors, model, dim, passages)[0]
+
+    def fresh_prose(self) -> bool:
+        """Whether a prose unit's stored digest is its prose's (`prose.prose_digest`)."""
+        return self.target.properties.get(s.PROSE_DIGEST) == prose_digest(self.texts[0])
 
 
 @dataclass
@@ -59,16 +77,19 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _message_unit(vertex: Any, malformed: Counter) -> Unit | None:
+def _message_units(vertex: Any, malformed: Counter) -> list[Unit]:
+    """A message's passages, and its prose when it holds fenced code (`prose.prose_text`)."""
     text = _text(vertex.properties.get(s.TEXT))
     if text is None:
         if vertex.properties.get(s.ACTION_TYPE) in s.MESSAGE_TYPES:
             malformed["message: no text"] += 1
-        return None
+        return []
     timestamp = vertex.properties.get("timestamp")
     if timestamp is not None and utc_time(timestamp) is None:
         malformed["message: unreadable time"] += 1  # still recalled (by its words), without a time
-    return Unit(TURN, vertex, passages_of(text))
+    prose = prose_text(text)
+    passages = Unit(TURN, vertex, passages_of(text))
+    return [passages] if prose is None else [passages, Unit(PROSE, vertex, (prose,))]
 
 
 def _entity_unit(vertex: Any, malformed: Counter) -> Unit | None:
@@ -101,7 +122,9 @@ def owned_units(owned: OwnedGraph) -> Units:
     """One user's units (what recall would read for them); unreadable ontology pools are counted too."""
     malformed: Counter = Counter()
     relation_descriptions(owned.ontologies, malformed)
-    units = [_message_unit(owned.lookup(a.vertex_id), malformed) for a in owned.actions]
+    units: list[Unit | None] = [
+        unit for action in owned.actions for unit in _message_units(owned.lookup(action.vertex_id), malformed)
+    ]
     units += [_entity_unit(v, malformed) for v in owned.entities]
     units += [_fact_unit(f.edge, f.head_is_user, f.tail_is_user, malformed) for f in owned.facts]
     units += [_memory_unit(v, malformed) for v in owned.notes]
@@ -133,7 +156,8 @@ def all_units(vertices: Iterable[Any], abort: Callable[[], None]) -> Units:
         if s.SESSION in names:
             sessions.append(vertex)
         if s.ACTION in names:
-            found[TURN].append(_message_unit(vertex, malformed))
+            for unit in _message_units(vertex, malformed):
+                found[unit.kind].append(unit)
         elif s.MEMORY in names:
             found[NOTE].append(_memory_unit(vertex, malformed))
         elif not names & s.STRUCTURAL_LABELS and any(e.type.name == s.MENTIONED_IN for e in vertex.out_edges):
@@ -252,6 +276,8 @@ def write_vectors(todo: Sequence[Unit], vectors: Sequence[list[list[float]]], mo
     for unit, unit_vectors in zip(todo, vectors, strict=True):
         props = unit.target.properties
         props.set(_VECTOR_KEY[unit.kind], unit_vectors if unit.by_passage else unit_vectors[0])
-        props.set(s.EMBEDDING_MODEL, model)
+        props.set(MODEL_KEY[unit.kind], model)
+        if unit.kind == PROSE:
+            props.set(s.PROSE_DIGEST, prose_digest(unit.texts[0]))
         counts[PUBLIC_NAMES[unit.kind]] += 1
     return counts

@@ -15,17 +15,22 @@ from typing import Any
 import numpy as np
 
 from . import schema as s
-from .kinds import ENTITY, FACT, NOTE, TURN
+from .kinds import ENTITY, FACT, NOTE, PROSE, TURN
+from .prose import prose_digest, prose_text
 from .snapshot import UserSnapshot
 from .vector_rows import VectorCollector
 
-#: kind -> (the snapshot's VectorSet field, the property holding the vectors, per passage?)
+#: kind -> (the snapshot's VectorSet field, the property holding the vectors, the one naming their
+#: model, per passage?)
 _KINDS = {
-    TURN: ("turn_vectors", s.PASSAGE_EMBEDDINGS, True),
-    ENTITY: ("entity_vectors", s.EMBEDDING, False),
-    FACT: ("fact_vectors", s.EMBEDDING, False),
-    NOTE: ("note_vectors", s.PASSAGE_EMBEDDINGS, True),
+    TURN: ("turn_vectors", s.PASSAGE_EMBEDDINGS, s.EMBEDDING_MODEL, True),
+    ENTITY: ("entity_vectors", s.EMBEDDING, s.EMBEDDING_MODEL, False),
+    FACT: ("fact_vectors", s.EMBEDDING, s.EMBEDDING_MODEL, False),
+    NOTE: ("note_vectors", s.PASSAGE_EMBEDDINGS, s.EMBEDDING_MODEL, True),
+    PROSE: ("prose_vectors", s.PROSE_EMBEDDING, s.PROSE_EMBEDDING_MODEL, False),
 }
+#: The fields of the snapshot itself (the others are its fact part's).
+_TURN_FIELDS = ("turn_vectors", "prose_vectors")
 
 
 def pick_up(
@@ -43,7 +48,9 @@ def pick_up(
     found: dict[str, list[tuple[int, Any]]] = {kind: [] for kind in _KINDS}
     for kind, index in looked:
         props = properties_of(kind, index)
-        if props is not None and props.get(s.EMBEDDING_MODEL) == snapshot.model:
+        if props is None or props.get(_KINDS[kind][2]) != snapshot.model:
+            continue
+        if _fresh(snapshot, kind, index, props):
             found[kind].append((index, props))
     after = (start + len(looked)) % len(queue)
     if not any(found.values()) or snapshot.dimension is None:
@@ -55,20 +62,20 @@ def pick_up(
     for kind, items in found.items():
         if not items:
             continue
-        field, key, by_passage = _KINDS[kind]
+        field, key, model_key, by_passage = _KINDS[kind]
         collector = VectorCollector(kind, snapshot.model, snapshot.dimension, malformed)
         for index, props in sorted(items, key=lambda item: item[0]):
             passages = _passages(snapshot, kind, index) if by_passage else None
-            collector.add(index, props.get(s.EMBEDDING_MODEL), props.get(key), passages)
+            collector.add(index, props.get(model_key), props.get(key), passages)
         vectors, _ = collector.build()
         changes[field] = getattr(snapshot, field).with_rows(vectors)
         if kind == TURN:
             turns_with_vectors = len(np.unique(vectors.owner))
         done[kind] = np.asarray([index for index, _ in items], dtype=np.int64)
-    part_fields = {f: v for f, v in changes.items() if f != "turn_vectors"}
+    part_fields = {f: v for f, v in changes.items() if f not in _TURN_FIELDS}
     picked = replace(
         snapshot,
-        turn_vectors=changes.get("turn_vectors", snapshot.turn_vectors),
+        **{f: v for f, v in changes.items() if f in _TURN_FIELDS},
         part=replace(snapshot.part, **part_fields),
         turns_without_vectors=snapshot.turns_without_vectors - turns_with_vectors,
         awaiting=replace(
@@ -77,6 +84,15 @@ def pick_up(
         ),
     )
     return picked, after
+
+
+def _fresh(snapshot: UserSnapshot, kind: str, index: int, props: Any) -> bool:
+    """Whether a prose vector was made from the turn's prose as held (`prose.prose_digest`); any other
+    kind's vector is a function of what its reading holds."""
+    if kind != PROSE:
+        return True
+    prose = prose_text(snapshot.turns.texts[index])
+    return prose is not None and props.get(s.PROSE_DIGEST) == prose_digest(prose)
 
 
 def _passages(snapshot: UserSnapshot, kind: str, index: int) -> int:

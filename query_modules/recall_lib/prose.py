@@ -3,9 +3,12 @@
 Why: a question asks what was said ("what did I say my query's latency was?"), and in a coding chat a
 message is mostly the code its writer pasted, which its passage vectors then mostly encode. The prose
 gets a vector of its own (`prose_embedding`, written by `recall.embed`), which the turns lane scores
-the message by in place of its passages (`lanes.turn_cosines`).
+the message by in place of its passages (`lanes.turn_cosines`). The vector is stored with a digest of
+the prose it was made from (`prose_digest`): a message edited since holds a stale one, which is then
+neither used nor counted as current, and `recall.embed` makes it again.
 """
 
+import hashlib
 import re
 
 #: A fenced block: three backticks to the next three, or to the end of a text whose fence never closes.
@@ -21,3 +24,8 @@ def prose_text(text: str) -> str | None:
         return None
     prose = " ".join(_FENCED.sub(" ", text).split())
     return prose or None
+
+
+def prose_digest(prose: str) -> str:
+    """A short fingerprint of a message's prose, stored beside its vector (see the module docstring)."""
+    return hashlib.blake2b(prose.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import compress, repeat
 from operator import is_not, itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import schema as s
 from .ownership import OwnedAction, OwnedFact, OwnedGraph, id_text
 from .passages import PASSAGE_CHARS, split_passages
+from .prose import FENCE, prose_digest, prose_text
 from .timeparse import to_utc
 from .turn_reuse import TurnReuse
 from .turn_table import TurnTable, time_order_keys
@@ -145,6 +146,17 @@ def fields_of(
     return _time(timestamp, "message", malformed), speaker, action_type, text
 
 
+class ReadTurns(NamedTuple):
+    """What `TurnReader.finish` gives: the turns in time order and their vectors."""
+
+    turns: TurnTable
+    vectors: VectorSet  # passage vectors, owner = turn index
+    without: int  # turns without a usable passage vector from the model
+    awaiting: np.ndarray  # turn indices without passage vectors (a vector may come later)
+    prose: VectorSet  # prose vectors of the turns holding code (`prose`), owner = turn index
+    prose_awaiting: np.ndarray  # turn indices holding code without a usable prose vector
+
+
 class TurnReader:
     """Reads Actions into turns one vertex at a time, as a walk admits them (`ownership.ActionVisit`):
     each stored vector is packed the moment it is read (see `vector_rows`), so neither the vectors'
@@ -157,6 +169,8 @@ class TurnReader:
         self.malformed, self.dim, self.reuse = malformed, dim, reuse
         self.rows: list[tuple] = []  # TurnTable's columns, then the passages of a text longer than one
         self.collector = VectorCollector("message", model, dim, malformed)
+        self.prose = VectorCollector("prose", model, dim, malformed)
+        self.coded: list[int] = []  # the rows whose text holds prose of its own (`prose.prose_text`)
         self.model = model
         self._vectored: list[bool] = []
         self.reused: set[int] = set()  # the Actions (vertex ids) whose turns were taken over unread
@@ -181,18 +195,37 @@ class TurnReader:
         vectors = props.get(s.PASSAGE_EMBEDDINGS) if stored_model == self.model else None
         count = len(passages) if passages else 1
         self._vectored.append(self.collector.add(len(self.rows), stored_model, vectors, count))
+        if FENCE in text:
+            self._add_prose(props, text)
         self.rows.append((item.vertex_id, item.action_id, item.session_id, *fields, passages))
 
-    def finish(self, keep: Container[int] | None = None) -> tuple[TurnTable, VectorSet, int, np.ndarray]:
+    def _add_prose(self, props: Any, text: str) -> None:
+        """The prose vector of the row being added, when its text holds prose of its own and the vector
+        stored was made from that prose by the model (`prose.prose_digest`)."""
+        prose = prose_text(text)
+        if prose is None:
+            return
+        self.coded.append(len(self.rows))
+        if props.get(s.PROSE_DIGEST) == prose_digest(prose):
+            stored = props.get(s.PROSE_EMBEDDING_MODEL), props.get(s.PROSE_EMBEDDING)
+            self.prose.add(len(self.rows), *stored, None)
+
+    def finish(self, keep: Container[int] | None = None) -> ReadTurns:
         """The turns read (of Action vertex ids in `keep`, when given) in time order, their vectors, how
-        many lack one from the model, and which (positions) have none (a vector may come later)."""
+        many lack one from the model, and which (positions) have none (a vector may come later); the
+        same of the prose vectors of those holding code."""
         rows = self.rows
         kept = range(len(rows)) if keep is None else [i for i, row in enumerate(rows) if row[0] in keep]
         keys = time_order_keys(list(map(itemgetter(3), rows)), list(map(itemgetter(1), rows)))
         order = sorted(kept, key=keys.__getitem__)
         vectors, bad = self.collector.build()
+        prose, _ = self.prose.build()
+        coded = np.zeros(len(rows), dtype=bool)
+        coded[self.coded] = True
         if order != list(range(len(rows))):
-            vectors = vectors.renumbered(np.asarray(order, dtype=np.int64), len(rows))
+            at = np.asarray(order, dtype=np.int64)
+            vectors, prose = vectors.renumbered(at, len(rows)), prose.renumbered(at, len(rows))
+            coded = coded[at]
         with_vectors = sum(map(self._vectored.__getitem__, order))
         bad_kept = len(bad.intersection(order)) if bad else 0
         rows = list(map(rows.__getitem__, order))
@@ -205,7 +238,11 @@ class TurnReader:
             for i in compress(range(len(rows)), map(is_not, passages, repeat(None)))
             if passages[i] != (columns[6][i],)
         }
-        return TurnTable(*columns, split=split), vectors, without, vectors.without_rows(len(rows))
+        prose_awaiting = np.setdiff1d(np.flatnonzero(coded), prose.owner) if self.dim is not None else []
+        return ReadTurns(
+            TurnTable(*columns, split=split), vectors, without, vectors.without_rows(len(rows)), prose,
+            np.asarray(prose_awaiting, dtype=np.int64),
+        )
 
 
 def read_turns(
@@ -215,7 +252,7 @@ def read_turns(
     dim: int | None,
     malformed: Counter,
     abort: Callable[[], None],
-) -> tuple[TurnTable, VectorSet, int, np.ndarray]:
+) -> ReadTurns:
     """The turns of `actions` (looked up by id) in time order: `TurnReader.finish`."""
     reader = TurnReader(model, dim, malformed)
     for count, item in enumerate(actions):

@@ -7,7 +7,8 @@ The shape is the one the context-graph libraries (PyPI `sessions-graph`, `action
     (:Session)-[:HAS_ACTION]->(:Action)           a message or other action of the session
     (:Session)-[:HAS_AGENT]->(:Agent)-[:HAS_ACTION]->(:Action)   actions an SDK agent recorded
     (:Action {action_id, action_type, text, speaker, timestamp, session_id,
-              passage_embeddings, embedding_model})
+              passage_embeddings, embedding_model,
+              prose_embedding, prose_embedding_model, prose_digest})   a message holding code
     (:Action)-[:HAS_CHUNK]->(:Chunk)<-[:MENTIONED_IN {sources: [action_id, ...]}]-(entity {text,
               embedding, embedding_model})              an entity: any vertex without a label below
     (entity or User)-[:ANY_TYPE {source_id, text, valid_at, role, confidence, embedding,
@@ -19,7 +20,8 @@ The shape is the one the context-graph libraries (PyPI `sessions-graph`, `action
 
 Who owns which of these is `ownership`'s business; what a property's value may look like, the readers'
 (`reading`). recall writes only vectors (`passage_embeddings`/`embedding` with `embedding_model`) and
-the Session embedding markers, in `recall.embed`.
+the Session embedding markers, in `recall.embed`; the prose vector of a message that holds fenced code
+(`prose`) is recall's own, written by `recall.embed` only.
 """
 
 # Labels
@@ -77,6 +79,11 @@ CHUNK_HASH = "chunk"  # on a fact edge: the hash of the Chunk it was read from (
 PASSAGE_EMBEDDINGS = "passage_embeddings"
 EMBEDDING = "embedding"
 EMBEDDING_MODEL = "embedding_model"
+#: On an Action holding fenced code: the vector of its text without the code (`prose`), its model, and
+#: the digest of the prose it was made from (a text edited since makes it stale).
+PROSE_EMBEDDING = "prose_embedding"
+PROSE_EMBEDDING_MODEL = "prose_embedding_model"
+PROSE_DIGEST = "prose_digest"
 EMBEDDING_STATUS = "embedding_status"
 EMBEDDING_SCHEME = "embedding_scheme"
 EMBEDDING_ERROR = "embedding_error"

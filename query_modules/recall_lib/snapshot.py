@@ -90,6 +90,7 @@ class Awaiting:
     entity: np.ndarray
     fact: np.ndarray
     note: np.ndarray
+    prose: np.ndarray  # indices into the snapshot's turns: those holding code, without a prose vector
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ class UserSnapshot:
     dimension: int | None  # None when the model is not loaded: no vectors are used
     turns: TurnTable  # in time order (no timestamp last)
     turn_vectors: VectorSet
+    prose_vectors: VectorSet  # of the turns holding fenced code (`prose`): the turns lane's in their place
     text_index: BM25Index  # over turn texts
     turn_filter: FilterArrays
     turn_facts: TurnFacts  # what the ranking's signals read per turn
@@ -223,12 +225,11 @@ def build_snapshot(
     turns the walk already read (`ownership.collect_owned(visit=reader.add)`), else they are read here."""
     malformed: Counter = Counter()
     if reader is None:
-        turns, turn_vectors, without, turns_awaiting = read_turns(
-            owned.actions, owned.lookup, model, dim, malformed, abort
-        )
+        read = read_turns(owned.actions, owned.lookup, model, dim, malformed, abort)
     else:
         malformed.update(reader.malformed)
-        turns, turn_vectors, without, turns_awaiting = reader.finish(set(owned.actions.vertex_ids))
+        read = reader.finish(set(owned.actions.vertex_ids))
+    turns = read.turns
     part, awaiting = read_fact_part(owned, model, dim, malformed)
     abort()
     turn_filter = FilterArrays.of(turns.timestamps, turns.session_ids)
@@ -242,7 +243,8 @@ def build_snapshot(
         model=model,
         dimension=dim,
         turns=turns,
-        turn_vectors=turn_vectors,
+        turn_vectors=read.vectors,
+        prose_vectors=read.prose,
         text_index=BM25Index.build(turns.texts),
         turn_filter=turn_filter,
         turn_facts=turn_facts,
@@ -252,8 +254,8 @@ def build_snapshot(
         part=part,
         fact_filter=fact_filter,
         fact_types=fact_types,
-        turns_without_vectors=without,
-        awaiting=Awaiting(turns_awaiting, **awaiting),
+        turns_without_vectors=read.without,
+        awaiting=Awaiting(read.awaiting, **awaiting, prose=read.prose_awaiting),
         malformed=dict(malformed),
         skipped=dict(owned.skipped),
     )
@@ -285,9 +287,8 @@ def with_new_turns(
     would order them; None when one sorts before a turn already held (a back-filled session): then
     the caller builds in full rather than renumbering every index."""
     malformed: Counter = Counter(snapshot.malformed)
-    turns, vectors, without, awaiting = read_turns(
-        actions, lookup, snapshot.model, snapshot.dimension, malformed, abort
-    )
+    read = read_turns(actions, lookup, snapshot.model, snapshot.dimension, malformed, abort)
+    turns = read.turns
     held = snapshot.turns
     if not turns:
         return replace(snapshot, malformed=dict(malformed), skipped=_added(snapshot.skipped, skipped))
@@ -304,15 +305,20 @@ def with_new_turns(
     return replace(
         snapshot,
         turns=all_turns,
-        turn_vectors=snapshot.turn_vectors.extended(vectors, offset),
+        turn_vectors=snapshot.turn_vectors.extended(read.vectors, offset),
+        prose_vectors=snapshot.prose_vectors.extended(read.prose, offset),
         text_index=snapshot.text_index.extended(turns.texts),
         turn_filter=turn_filter,
         turn_facts=_turn_facts(all_turns, turn_filter),
         participants=_participants(turns.speakers, snapshot.participants),
         turn_by_action=turn_by_action,
         action_sessions=Layered.over(snapshot.action_sessions, {a.action_id: a.session_id for a in actions}),
-        turns_without_vectors=snapshot.turns_without_vectors + without,
-        awaiting=replace(snapshot.awaiting, turn=np.concatenate([snapshot.awaiting.turn, awaiting + offset])),
+        turns_without_vectors=snapshot.turns_without_vectors + read.without,
+        awaiting=replace(
+            snapshot.awaiting,
+            turn=np.concatenate([snapshot.awaiting.turn, read.awaiting + offset]),
+            prose=np.concatenate([snapshot.awaiting.prose, read.prose_awaiting + offset]),
+        ),
         malformed=dict(malformed),
         skipped=_added(snapshot.skipped, skipped),
     )

@@ -13,7 +13,8 @@ that reading, as if the build had not happened; an edit is caught sooner, as on 
 verification of every returned row, whose failure builds without reuse. Turns the rolling check found
 changed are `excluded` and read again. Reused are only turns whose reading counted nothing as
 malformed (a readable time, a usable vector of this model), so the build's malformed counts stay those
-of a cold build.
+of a cold build, and whose text holds no fenced code: the prose vector of one that does (`prose`) is
+read again with it, the few such turns costing what a cold build costs them.
 """
 
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .passages import PASSAGE_CHARS
+from .prose import FENCE
 from .turn_table import TurnTable
 from .vector_rows import VectorSet
 
@@ -52,12 +54,12 @@ class TurnReuse:
     ) -> tuple[tuple, int, int] | None:
         """(the reader's row, where the turn's rows start and end in `vectors.matrix`) as the old entry
         holds them for this Action; None when it did not hold it as this action id and session, or its
-        reading was not clean, or it is `excluded`."""
+        reading was not clean, or it is `excluded`, or its text holds fenced code."""
         i = self.index.get(vertex_id)
         if i is None or vertex_id in self.excluded:
             return None
         row = self.turns.fields(i)  # (vertex id, action id, session id, time, speaker, type, text)
-        if row[1] != action_id or row[2] != session_id or row[3] is None:
+        if row[1] != action_id or row[2] != session_id or row[3] is None or FENCE in row[6]:
             return None
         start, end = int(self.starts[i]), int(self.starts[i + 1])
         passages = self.turns.passages(i)

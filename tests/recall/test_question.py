@@ -142,8 +142,9 @@ def test_ambiguous_dates_are_settled_by_the_days_the_history_holds():
 RECALL_LIB = Path(__file__).resolve().parents[2] / "query_modules" / "recall_lib"
 #: Modules that use regular expressions on other texts: stored times (timeparse, reading), message
 #: passages, tokens of any text (the reader tokenizes the question through `textindex.tokenize`),
-#: action ids (ownership), model names (models), standing statements in messages (standing).
-OTHER_TEXTS = {"timeparse", "reading", "passages", "textindex", "ownership", "models", "standing"}
+#: action ids (ownership), model names (models), standing statements in messages (standing),
+#: code fences in messages (prose).
+OTHER_TEXTS = {"timeparse", "reading", "passages", "textindex", "ownership", "models", "standing", "prose"}
 
 
 def test_no_module_but_the_reader_matches_patterns_or_holds_the_questions_text():

@@ -38,12 +38,29 @@ def test_top_items_takes_each_items_best_passage_and_breaks_ties_by_position():
     assert top_items(vs, np.array([1, 0], dtype=np.float32), None, 0, None) == []
 
 
+def test_a_prose_vector_scores_its_turn_in_place_of_its_code_passages():
+    # Turn 0 is a request with pasted code: its two passages' vectors are the code's; its prose vector
+    # (the text without the code) is what the question asks about. Turn 1 matches the question fairly.
+    passages = vector_set([[0, 1, 0], [0, 0.9, 0.44], [0.9, 0.44, 0]], owners=[0, 0, 1], passages=[0, 1, 0])
+    question = np.array([1, 0, 0], dtype=np.float32)
+    every = np.ones(2, dtype=bool)
+    without = SimpleNamespace(turn_vectors=passages, prose_vectors=VectorSet.empty(3), turns=[None] * 2)
+    assert turn_candidates(without, question, every, 10, None)["turns"].turns.tolist() == [1, 0]
+    prose = vector_set([[0.98, 0.2, 0]], owners=[0])
+    with_prose = SimpleNamespace(turn_vectors=passages, prose_vectors=prose, turns=[None] * 2)
+    found = turn_candidates(with_prose, question, every, 10, None, feedback=1)
+    assert found["turns"].turns.tolist() == [0, 1]
+    assert found["turns"].passages.tolist()[0] == 0  # the row shown is still one of its passages
+    # The feedback pass moves the question towards what scored turn 0: its prose, not its code.
+    assert found["feedback"].turns.tolist() == [0, 1]
+
+
 def test_the_feedback_pass_finds_what_the_best_hit_resembles_more_than_the_question():
     # Turn 0 answers the question; turn 1 is another occasion of the same kind, in the words of turn 0
     # more than of the question; turn 2 matches the question better than turn 1 but resembles nothing
     # found. Moved towards turn 0, the feedback pass ranks turn 1 above turn 2.
     vs = vector_set([[0.8, 0.6, 0], [0.5, 0.6, 0.62], [0.6, -0.8, 0]], owners=[0, 1, 2])
-    snapshot = SimpleNamespace(turn_vectors=vs)
+    snapshot = SimpleNamespace(turn_vectors=vs, prose_vectors=VectorSet.empty(3), turns=[None] * 3)
     question = np.array([1, 0, 0], dtype=np.float32)
     every = np.ones(3, dtype=bool)
     found = turn_candidates(snapshot, question, every, 10, None, feedback=1)

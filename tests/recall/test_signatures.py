@@ -17,7 +17,7 @@ SIGNATURES = {
     ),
     "recall.embed": (
         "recall.embed(config = {} :: MAP) :: (messages :: INTEGER, entities :: INTEGER, edges :: INTEGER, "
-        "memories :: INTEGER, remaining :: INTEGER, model :: STRING)",
+        "memories :: INTEGER, prose :: INTEGER, remaining :: INTEGER, model :: STRING)",
         True,
     ),
     "recall.status": (
