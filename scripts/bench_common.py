@@ -15,6 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The counts of a `recall.embed` record: what one call embedded, by kind.
+EMBEDDED_KINDS = ("messages", "entities", "edges", "memories", "prose")
 
 
 def configure_model(name: str | None = None) -> str:

@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (  # noqa: E402
+    EMBEDDED_KINDS,
     ROOT,
     configure_model,
     fast_call,
@@ -113,8 +114,8 @@ def embed_all(runtime, model: str) -> dict:
     bar = tqdm(desc="recall.embed", unit="unit")
     while True:
         row = runtime.call("recall.embed", {"embedding_model": model, "limit": 500})[0]
-        step = sum(int(row[k]) for k in ("messages", "entities", "edges", "memories"))
-        done.update({k: int(row[k]) for k in ("messages", "entities", "edges", "memories")})
+        step = sum(int(row[k]) for k in EMBEDDED_KINDS)
+        done.update({k: int(row[k]) for k in EMBEDDED_KINDS})
         if bar.total is None:
             bar.total = step + int(row["remaining"])
         bar.update(step)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from bench_common import EMBEDDED_KINDS
 from tqdm import tqdm
 
 #: Messages per `recall.embed` call: small enough that the progress bar moves, large enough to batch.
@@ -117,7 +118,7 @@ def embed_user(runtime, user_id: str, model: str) -> tuple[int, float]:
         messages += int(row["messages"])
         if int(row["remaining"]) == 0:
             return messages, time.perf_counter() - start
-        if int(row["messages"]) == 0:
+        if not any(int(row[kind]) for kind in EMBEDDED_KINDS):
             raise RuntimeError(f"recall.embed made no progress on {user_id} ({row['remaining']} remaining)")
 
 
@@ -136,6 +137,8 @@ def load_embedded(runtime, data, selected: Sequence, model: str, files: CacheFil
     """
     if files.graph.is_file() and files.meta.is_file():
         runtime.load_graph(files.graph)
+        for question in selected:  # what the export lacks (the prose vectors of messages holding code)
+            embed_user(runtime, question.user_id, model)
         return {**json.loads(files.meta.read_text()), "from_cache": True}
     runtime.load_elements(data.elements)
     vertices = ActionVertices(runtime)
