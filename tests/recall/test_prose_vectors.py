@@ -20,14 +20,16 @@ def coded_world():
     g = MemoryGraph()
     g.recall_meta()
     session = g.session(g.user("cy"), "cy-s")
-    g.message(session, "c1", CODED, "2024-01-01T10:00:00Z", passage_embeddings=[axis(5)], embedding_model=MODEL)
+    g.message(session, "c1", CODED, "2024-01-01T10:00:00Z",
+              passage_embeddings=[axis(5)], embedding_model=MODEL)
     g.message(session, "c2", "I like green tea in the morning", "2024-01-01T10:01:00Z",
               passage_embeddings=[axis(6)], embedding_model=MODEL)
     return g
 
 
 def turn_scores(rt, query):
-    rows = rt.call("recall.lanes", "cy", "anything", {"lanes": ["turns"], "query_vector": [float(x) for x in query]})
+    config = {"lanes": ["turns"], "query_vector": [float(x) for x in query]}
+    rows = rt.call("recall.lanes", "cy", "anything", config)
     return {r["key"]: r["score"] for r in rows if r["lane"] == "turns"}
 
 
@@ -36,7 +38,8 @@ def test_recall_embed_writes_the_prose_vector_and_the_turns_lane_scores_the_mess
     done = rt.call("recall.embed", {"user": "cy", "embedding_model": MODEL})[0]
     assert (done["messages"], done["prose"], done["remaining"]) == (0, 1, 0)  # passages were current
     props = rt.store.node(vertex_of(rt, "Action", "action_id", "c1")).properties
-    assert props["prose_embedding_model"] == MODEL and props["prose_digest"] == prose_digest(prose_text(CODED))
+    assert props["prose_embedding_model"] == MODEL
+    assert props["prose_digest"] == prose_digest(prose_text(CODED))
     prose = np.asarray(props["prose_embedding"])
     assert "prose_embedding" not in rt.store.node(vertex_of(rt, "Action", "action_id", "c2")).properties
     scores = turn_scores(rt, prose / np.linalg.norm(prose))
