@@ -19,6 +19,7 @@ from . import schema as s
 from .kinds import ENTITY, FACT, NOTE
 from .layered import Layered
 from .ownership import OwnedAction, OwnedGraph, id_text
+from .prose import FENCE, prose_text
 from .ranking import TurnFacts, neighbour_links, session_openers, session_order
 from .reading import (
     Entity,
@@ -155,6 +156,14 @@ class UserSnapshot:
 
 
 # -- building -----------------------------------------------------------------------------------------
+def searched_texts(texts: Iterable[str]) -> list[str]:
+    """What the text index holds of each turn: its prose when it holds fenced code (`prose`), else its
+    text. Why: as for the prose vector, a question asks what was said, and the identifiers of pasted
+    code match its words by accident ("score", "message", "time")."""
+    return [prose_text(text) or text if FENCE in text else text for text in texts]
+
+
+
 def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
     order = session_order(turn_filter.session)
     previous, following = neighbour_links(turn_filter.session, order)
@@ -245,7 +254,7 @@ def build_snapshot(
         turns=turns,
         turn_vectors=read.vectors,
         prose_vectors=read.prose,
-        text_index=BM25Index.build(turns.texts),
+        text_index=BM25Index.build(searched_texts(turns.texts)),
         turn_filter=turn_filter,
         turn_facts=turn_facts,
         participants=participants,
@@ -307,7 +316,7 @@ def with_new_turns(
         turns=all_turns,
         turn_vectors=snapshot.turn_vectors.extended(read.vectors, offset),
         prose_vectors=snapshot.prose_vectors.extended(read.prose, offset),
-        text_index=snapshot.text_index.extended(turns.texts),
+        text_index=snapshot.text_index.extended(searched_texts(turns.texts)),
         turn_filter=turn_filter,
         turn_facts=_turn_facts(all_turns, turn_filter),
         participants=_participants(turns.speakers, snapshot.participants),
