@@ -68,3 +68,12 @@ def test_a_prose_vector_written_later_is_picked_up_and_a_stale_one_is_never_used
     # The text edited: the stored prose vector is stale, so a fresh build scores the passages again.
     rt.store.set_vertex_property(action, "text", CODED.replace("350ms", "900ms"))
     assert turn_scores(rt, axis(7)).get("c1", 0.0) < 0.5
+
+
+def test_the_text_lane_searches_a_code_bearing_message_by_its_prose_not_its_code():
+    rt = runtime(coded_world().elements())
+    config = {"lanes": ["text"]}
+    prose_words = rt.call("recall.lanes", "cy", "latest messages faster", config)
+    assert "c1" in [r["key"] for r in prose_words if r["lane"] == "text"]
+    code_words = rt.call("recall.lanes", "cy", "roomId sort limit", config)
+    assert "c1" not in [r["key"] for r in code_words if r["lane"] == "text"]
