@@ -21,7 +21,7 @@ import numpy as np
 from . import schema as s
 from .kinds import ENTITY, FACT, KINDS, NOTE, PROSE, PUBLIC_NAMES, TURN
 from .ownership import OwnedGraph, collect_owned, labels_of
-from .prose import prose_digest, prose_text
+from .prose import made_from, prose_digest, prose_text
 from .reading import USER_END, fact_embedding_text, passages_of, relation_descriptions, utc_time
 from .vectors import CURRENT, MISSING, classify
 
@@ -62,7 +62,7 @@ class Unit:
 
     def fresh_prose(self) -> bool:
         """Whether a prose unit's stored digest is its prose's (`prose.prose_digest`)."""
-        return self.target.properties.get(s.PROSE_DIGEST) == prose_digest(self.texts[0])
+        return made_from(self.target.properties, self.texts[0])
 
 
 @dataclass

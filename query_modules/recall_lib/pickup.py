@@ -16,7 +16,7 @@ import numpy as np
 
 from . import schema as s
 from .kinds import ENTITY, FACT, NOTE, PROSE, TURN
-from .prose import prose_digest, prose_text
+from .prose import made_from, prose_text
 from .snapshot import UserSnapshot
 from .vector_rows import VectorCollector
 
@@ -92,7 +92,7 @@ def _fresh(snapshot: UserSnapshot, kind: str, index: int, props: Any) -> bool:
     if kind != PROSE:
         return True
     prose = prose_text(snapshot.turns.texts[index])
-    return prose is not None and props.get(s.PROSE_DIGEST) == prose_digest(prose)
+    return prose is not None and made_from(props, prose)
 
 
 def _passages(snapshot: UserSnapshot, kind: str, index: int) -> int:

@@ -10,6 +10,9 @@ neither used nor counted as current, and `recall.embed` makes it again.
 
 import hashlib
 import re
+from typing import Any
+
+from . import schema as s
 
 #: A fenced block: three backticks to the next three, or to the end of a text whose fence never closes.
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
@@ -29,3 +32,9 @@ def prose_text(text: str) -> str | None:
 def prose_digest(prose: str) -> str:
     """A short fingerprint of a message's prose, stored beside its vector (see the module docstring)."""
     return hashlib.blake2b(prose.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def made_from(props: Any, prose: str) -> bool:
+    """Whether the prose vector an Action's `props` hold was made from `prose` (its stored digest):
+    one rule for `recall.embed`, the reader and pickup."""
+    return props.get(s.PROSE_DIGEST) == prose_digest(prose)

@@ -21,7 +21,7 @@ import numpy as np
 from . import schema as s
 from .ownership import OwnedAction, OwnedFact, OwnedGraph, id_text
 from .passages import PASSAGE_CHARS, split_passages
-from .prose import FENCE, prose_digest, prose_text
+from .prose import FENCE, made_from, prose_text
 from .timeparse import to_utc
 from .turn_reuse import TurnReuse
 from .turn_table import TurnTable, time_order_keys
@@ -206,7 +206,7 @@ class TurnReader:
         if prose is None:
             return
         self.coded.append(len(self.rows))
-        if props.get(s.PROSE_DIGEST) == prose_digest(prose):
+        if made_from(props, prose):
             stored = props.get(s.PROSE_EMBEDDING_MODEL), props.get(s.PROSE_EMBEDDING)
             self.prose.add(len(self.rows), *stored, None)
 
