@@ -64,6 +64,7 @@ SIGNALS = {
     "rules": {"rule_turns": 0},
     "facets": {"facet_turns": 0},
     "inflections": {"text_inflections": False},
+    "prose vectors": {"prose_vectors": False},  # a code-bearing turn scored by its passages, like any turn
     "gather fusion": {"gather_fusion_k": 5},  # as fusion_k: the fusion as for any question
     "gather pieces": {"gather_piece_chars": 0},  # rendering, not ranking: changes character budgets only
     # a question that sweeps a topic ranked and shown as one that gathers (a summary never spreads)

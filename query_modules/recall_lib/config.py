@@ -74,6 +74,7 @@ class RecallConfig:
     rule_turns: int = 2
     facet_turns: int = 1
     text_inflections: bool = True  # BM25: a word the user never wrote is searched by its written relatives
+    prose_vectors: bool = True  # a turn holding fenced code scored by its prose vector (`lanes.turn_cosines`)
     embedding_model: str | None = None
     query_instruction: str | None = None
     query_vector: tuple[float, ...] | None = None
@@ -349,6 +350,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     "rule_turns": (_bounded_int(0, 20), _QUERYING),
     "facet_turns": (_bounded_int(0, 20), _QUERYING),
     "text_inflections": (_boolean, _QUERYING),
+    "prose_vectors": (_boolean, _QUERYING),
     "embedding_model": (_name, _ALL),
     "query_instruction": (_string, _QUERYING),
     "query_vector": (_vector, _QUERYING),

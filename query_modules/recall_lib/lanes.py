@@ -256,7 +256,8 @@ def run_lanes(
             feedback = settings.feedback_turns if gathers else 0
             candidates.update(
                 turn_candidates(snapshot, query, turn_ok, depth, settings.min_score, feedback, instructions,
-                                settings.rule_turns, standing=standing, rules=rules)
+                                settings.rule_turns, standing=standing, rules=rules,
+                                prose_vectors=settings.prose_vectors)
             )
         if "entities" in wanted:
             hits["entities"] = entities_lane(snapshot, query, settings)
@@ -500,6 +501,7 @@ def turn_candidates(
     *,
     standing: np.ndarray | None = None,
     rules: np.ndarray | None = None,
+    prose_vectors: bool = True,
 ) -> dict[str, Candidates]:
     """The `turns` lane: the user's message passages nearest the question (exact cosine), best turn
     first; with `feedback` > 0 also its feedback pass, `feedback`: the turns nearest the question
@@ -520,6 +522,9 @@ def turn_candidates(
     rules it ranks first where among all standing statements ("I prefer ...", "I always ...") it may
     not.
 
+    With `prose_vectors` (on) a turn holding fenced code is scored by its prose vector where it has one
+    (`turn_cosines`); off, by its passages like any turn.
+
     Why the feedback pass: a question that gathers occasions ("how many kitchen items did I fix?")
     names the kind of thing, not the things; the occasions found first say what the others look like
     ("I replaced the faucet", "the toaster broke") far better than the question does, and the rest sit
@@ -529,12 +534,13 @@ def turn_candidates(
     vectors = snapshot.turn_vectors
     if len(vectors) == 0:
         return {"turns": Candidates.of((), ())}
-    cosines = turn_cosines(snapshot, query)
+    prose = snapshot.prose_vectors if prose_vectors else None
+    cosines = turn_cosines(snapshot, query, prose)
     rows = best_rows(vectors, query, turn_ok, depth, min_score, cosines)
     found = {"turns": Candidates.of(vectors.owner[rows], cosines[rows], vectors.passage[rows])}
     if feedback > 0 and len(rows):
-        moved = feedback_query(query, scored_vectors(snapshot, rows[:feedback]))
-        scores = turn_cosines(snapshot, moved)
+        moved = feedback_query(query, scored_vectors(snapshot, rows[:feedback], prose))
+        scores = turn_cosines(snapshot, moved, prose)
         if min_score is not None:
             scores = np.where(cosines >= min_score, scores, -np.inf)
         rows = best_rows(vectors, moved, turn_ok, depth, None, scores)
@@ -548,18 +554,18 @@ def turn_candidates(
     return found
 
 
-def turn_cosines(snapshot: UserSnapshot, query: np.ndarray) -> np.ndarray:
+def turn_cosines(snapshot: UserSnapshot, query: np.ndarray, prose: VectorSet | None) -> np.ndarray:
     """Per row of the user's passage vectors, its cosine with `query`; on every row of a turn that holds
-    fenced code and has a prose vector (`prose`), that vector's cosine instead.
+    fenced code and has a prose vector in `prose` (the snapshot's, or None), that vector's cosine instead.
 
     Why: a question asks what was said, and in a coding chat a message is mostly the code pasted into
     it, which its passage vectors then mostly encode; on BEAM's coding chats the prose vector put the
     lane's whole evidence in its 24 best turns for 44.9% of the lookups against 38.3% (docs/benchmarks).
     Each row keeps its passage, so the piece shown is still chosen among the message's passages.
     """
-    vectors, prose = snapshot.turn_vectors, snapshot.prose_vectors
+    vectors = snapshot.turn_vectors
     cosines = vectors.matrix @ query
-    if not len(prose):
+    if prose is None or not len(prose):
         return cosines
     by_turn = np.full(len(snapshot.turns), np.nan, dtype=cosines.dtype)
     by_turn[prose.owner] = prose.matrix @ query
@@ -567,12 +573,12 @@ def turn_cosines(snapshot: UserSnapshot, query: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(instead), cosines, instead)
 
 
-def scored_vectors(snapshot: UserSnapshot, rows: np.ndarray) -> np.ndarray:
+def scored_vectors(snapshot: UserSnapshot, rows: np.ndarray, prose: VectorSet | None) -> np.ndarray:
     """The vectors `turn_cosines` scores `rows` (of the passage vectors) by: a turn's prose vector in
-    place of its passages' where it has one."""
-    vectors, prose = snapshot.turn_vectors, snapshot.prose_vectors
+    `prose` in place of its passages' where it has one."""
+    vectors = snapshot.turn_vectors
     chosen = vectors.matrix[rows]
-    if len(prose):
+    if prose is not None and len(prose):
         at = positions(prose.owner, vectors.owner[rows], ascending=True)  # one prose row a turn, ascending
         chosen[at >= 0] = prose.matrix[at[at >= 0]]
     return chosen

@@ -27,8 +27,8 @@ def coded_world():
     return g
 
 
-def turn_scores(rt, query):
-    config = {"lanes": ["turns"], "query_vector": [float(x) for x in query]}
+def turn_scores(rt, query, **settings):
+    config = {"lanes": ["turns"], "query_vector": [float(x) for x in query], **settings}
     rows = rt.call("recall.lanes", "cy", "anything", config)
     return {r["key"]: r["score"] for r in rows if r["lane"] == "turns"}
 
@@ -44,6 +44,8 @@ def test_recall_embed_writes_the_prose_vector_and_the_turns_lane_scores_the_mess
     assert "prose_embedding" not in rt.store.node(vertex_of(rt, "Action", "action_id", "c2")).properties
     scores = turn_scores(rt, prose / np.linalg.norm(prose))
     assert scores["c1"] > 0.99  # its prose vector, not its passage's (axis 5)
+    assert turn_scores(rt, axis(5))["c1"] < 0.5
+    assert turn_scores(rt, axis(5), prose_vectors=False)["c1"] > 0.99  # switched off: its passage again
     assert rt.call("recall.embed", {"user": "cy", "embedding_model": MODEL})[0]["prose"] == 0  # current
     units = {(r["section"], r["name"]): r["count"] for r in rt.call("recall.status", {"user": "cy"})
              if r["section"] in ("units", "with_vectors")}
