@@ -11,6 +11,7 @@ import re
 import time
 from collections import defaultdict
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,10 +19,13 @@ from memgraph_recall.client import record_action_id_rule
 from memgraph_recall.datasets.memory_graph import MemoryGraph
 from memgraph_recall.embedded import ConstraintViolation
 from memgraph_recall.embedded.prelude import fast_shape
+from memgraph_recall.embedded.values import plain_value
 from recall_kit import MODEL, axis, by_lane, lanes, mix, render, rows_of, runtime
 from recall_lib import directory
+from recall_lib.prose import prose_digest, prose_text
 
 EVERYTHING = mix((7, 1.0), (8, 1.0), (9, 1.0))
+PROSE_AXIS = 12  # the prose vectors' axis: cosine 0 with EVERYTHING, where a passage (axis 7) has 1/sqrt(3)
 WIDE = {
     "memories_k": 100,
     "turns_k": 100,
@@ -338,6 +342,18 @@ def multi_user_graphs(draw, offset: int = 0, unique_ids: bool = False):
     return g.elements()
 
 
+def scored_vector(props: dict) -> list[float]:
+    """The vector the turns lane must score a message by, stated here apart from `recall_lib`: its prose
+    vector when its text holds fenced code and the vector's digest is that of the text's prose as it
+    reads now (one made from an older text is never used), else its passage's. `props` as the store holds
+    them (vectors packed)."""
+    prose = prose_text(props["text"]) if isinstance(props.get("text"), str) else None
+    current = prose is not None and props.get("prose_digest") == prose_digest(prose)
+    if current and props.get("prose_embedding_model") == MODEL and props.get("prose_embedding"):
+        return plain_value(props["prose_embedding"])
+    return plain_value(props["passage_embeddings"])[0]
+
+
 def _token(row: str, prefix: str) -> str:
     match = re.search(rf"\b{prefix}\d+\b", row)
     assert match, row
@@ -350,10 +366,11 @@ class Owned:
     def __init__(self, elements: list[dict], attribute: bool) -> None:
         self.attribute = attribute
         self.nodes = {e["id"]: e for e in elements if e["type"] == "node"}
-        self.texts = {
-            e["properties"].get("text") or e["properties"].get("content"): e["id"]
+        self.texts = {  # by a text's number ("msg12"): a message holding code has more after it
+            text.split()[0]: e["id"]
             for e in self.nodes.values()
-            if "Action" in e["labels"] or "Memory" in e["labels"]
+            if ("Action" in e["labels"] or "Memory" in e["labels"])
+            and isinstance(text := e["properties"].get("text") or e["properties"].get("content"), str)
         }
         self.fact_texts = {
             e["properties"]["text"]: e["id"]
@@ -370,7 +387,10 @@ class Owned:
             element = row["relationship"] if kind == "facts" else row["node"]
             assert element.id in owns[kind], (user, row)
             if kind == "turns":  # the text too: ids repeat across databases, texts do not
-                assert self.texts[_token(row["text"], "msg") + " words"] == element.id, (user, row)
+                assert self.texts[_token(row["text"], "msg")] == element.id, (user, row)
+                if row["lane"] == "turns":
+                    expected = float(np.dot(scored_vector(self.nodes[element.id]["properties"]), EVERYTHING))
+                    assert row["score"] == pytest.approx(expected, abs=1e-5), (user, row)
             elif kind == "facts":
                 assert self.fact_texts.get(row["text"], element.id) == element.id, (user, row)
         embedded_turns = {x for x in owns["turns"] if self.nodes[x]["properties"].get("passage_embeddings")}
@@ -381,11 +401,11 @@ class Owned:
         owns = oracle(self.elements, self.users[user], self.attribute)
         for row in rows_of(text):
             if row.startswith("TURN"):
-                assert self.texts[_token(row, "msg") + " words"] in owns["turns"], (user, row)
+                assert self.texts[_token(row, "msg")] in owns["turns"], (user, row)
             elif row.startswith("FACT"):
                 assert self.fact_texts[_token(row, "fact") + " words"] in owns["facts"], (user, row)
             elif row.startswith("MEMORY"):
-                assert self.texts[_token(row, "note") + " words"] in owns["memories"], (user, row)
+                assert self.texts[_token(row, "note")] in owns["memories"], (user, row)
             else:
                 assert row == "(nothing in memory matched)"
         assert {t["action_id"] for t in recalled["turns"]} <= owns["action_ids"]
@@ -603,7 +623,7 @@ def store_elements(store) -> list[dict]:
 
 
 WRITES = ("gap", "late", "message", "fact", "edit_text", "edit_id", "integer_id", "second_parent",
-          "drop_edge", "label", "new_user")
+          "drop_edge", "label", "new_user", "code", "prose", "edit_code")
 
 
 class Writer:
@@ -613,9 +633,27 @@ class Writer:
     def __init__(self, store, draw_index) -> None:
         self.store, self.pick, self.texts, self.free = store, draw_index, 0, []
 
-    def text(self) -> str:
+    def text(self, code: bool = False) -> str:
         self.texts += 1
+        if code:  # a message holding fenced code, its prose around it (numbered apart from any other)
+            return f"msg{90_000 + self.texts} words\n```py\nx = {self.texts}\n```\nfixed {self.texts}"
         return f"msg{90_000 + self.texts} words"
+
+    def prose_vector(self, action: int) -> None:
+        """Writes a prose vector for `action` as an embedder would: made from its prose as it reads now,
+        or now and then from an older text (an embedder that read it before an edit), never to be used."""
+        text = self.store.get_vertex(action).props.get("text")
+        prose = prose_text(text) if isinstance(text, str) else None
+        if prose is None:
+            return
+        made_from = self.pick([prose, prose, "an older text"])
+        with self.store.transaction():
+            for key, value in (("prose_embedding", axis(PROSE_AXIS)), ("prose_embedding_model", MODEL),
+                               ("prose_digest", prose_digest(made_from))):
+                self.store.set_vertex_property(action, key, value)
+
+    def coded(self) -> list[int]:
+        return [i for i in self.of("Action") if "```" in str(self.store.get_vertex(i).props.get("text"))]
 
     def of(self, label: str) -> list[int]:
         return sorted(i for i, v in self.store.vertices.items() if label in v.labels)
@@ -629,13 +667,17 @@ class Writer:
         """Ids to write with their type mixed: each text id that reads as an integer, as that integer."""
         return [*self.ids(), *(int(i) for i in self.ids() if i.isdigit()), 90_000 + self.texts]
 
-    def message(self, session: int, vertex_id: int | None = None) -> None:
+    def message(self, session: int, vertex_id: int | None = None, code: bool = False) -> None:
+        """A message committed whole; one holding `code` gets its prose vector right after it now and
+        then (an ingest that embeds), else later (`prose`) or never."""
         with self.store.transaction():
             action = self.store.create_vertex(["Action"], {
-                "action_id": self.pick(self.ids()), "action_type": "user_message", "text": self.text(),
+                "action_id": self.pick(self.ids()), "action_type": "user_message", "text": self.text(code),
                 "timestamp": "2024-03-01T10:00:00Z", "passage_embeddings": [axis(7)],
                 "embedding_model": MODEL}, vertex_id)
             self.store.create_edge(self.store.get_vertex(session), action, "HAS_ACTION")
+        if code and self.pick([True, False]):
+            self.prose_vector(action.id)
 
     def apply(self, write: str) -> None:
         store, pick = self.store, self.pick
@@ -651,9 +693,16 @@ class Writer:
                 except RuntimeError:
                     self.free = list(range(start, store.next_vertex_id))
             elif write == "late" and self.free and sessions:
-                self.message(pick(sessions), self.free.pop(pick(list(range(len(self.free))))))
+                vertex_id = self.free.pop(pick(list(range(len(self.free)))))
+                self.message(pick(sessions), vertex_id, code=pick([False, True]))
             elif write == "message" and sessions:
                 self.message(pick(sessions))
+            elif write == "code" and sessions:
+                self.message(pick(sessions), code=True)
+            elif write == "prose" and self.coded():
+                self.prose_vector(pick(self.coded()))
+            elif write == "edit_code" and self.coded():  # its prose changes: a prose vector held is stale
+                store.set_vertex_property(pick(self.coded()), "text", self.text(code=True))
             elif write == "fact":
                 ends = self.of("User") + [i for i, v in store.vertices.items() if "text" in v.props
                                           and not v.labels]
@@ -694,8 +743,10 @@ class Writer:
 @given(data=st.data(), unique_ids=st.booleans())
 def test_no_row_of_another_user_ever_appears_under_generated_writes(data, unique_ids):
     """Gaps of 64 or more missing ids, rolled-back batches, ids committed out of order, edits of texts,
-    action_ids and labels, second parents and removed edges, between calls of every form; each call's
-    rows are checked against the oracle over the store as it is then. At the end, past the maximum
+    action_ids and labels, second parents and removed edges, messages holding code with prose vectors
+    written with them, later, from an older text or never, and their texts edited, between calls of
+    every form; each call's rows are checked against the oracle over the store as it is then (the turns
+    lane's scores too: by a current prose vector, else by the passage). At the end, past the maximum
     age, every owned turn is found again (what the cache sees later it sees within that bound)."""
     elements = with_meta(data.draw(multi_user_graphs(unique_ids=unique_ids)), "token-writes")
     os.environ["RECALL_CACHE_MAX_AGE"] = "0.3"

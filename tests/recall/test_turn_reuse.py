@@ -9,11 +9,16 @@ from memgraph_recall.datasets.memory_graph import MemoryGraph
 from memgraph_recall.embedded import ApiCounts
 from recall_kit import MODEL, axis, runtime
 from recall_lib.passages import PASSAGE_CHARS
+from recall_lib.prose import prose_digest, prose_text
+
+CODED = "the fix for the kayak booking:\n```py\nbook(kayak, seats=2)\n```\nit works now"
 
 
 def history() -> MemoryGraph:
     """ana: three sessions of messages with vectors, a long message of several passages, one without a
-    vector, one with an unreadable time (counted malformed), one of another model's vectors."""
+    vector, one with an unreadable time (counted malformed), one of another model's vectors; in sessions
+    s0 and s2 a message holding code, with a prose vector made from its prose (s0) or from another text
+    (s2: stale)."""
     g = MemoryGraph()
     g.recall_meta()
     ana = g.user("ana")
@@ -24,6 +29,11 @@ def history() -> MemoryGraph:
             g.message(session, f"s{number}-m{i}", f"message {i} of session {number} about kayaks",
                       f"2024-01-0{number + 1}T10:0{i}:00Z", passage_embeddings=[vector],
                       embedding_model=MODEL)
+        if number != 1:
+            made_from = prose_text(CODED) if number == 0 else "an older text"
+            g.message(session, f"s{number}-code", CODED, f"2024-01-0{number + 1}T11:00:00Z",
+                      passage_embeddings=[axis(5)], embedding_model=MODEL, prose_embedding=axis(6 + number),
+                      prose_embedding_model=MODEL, prose_digest=prose_digest(made_from))
     odd = g.session(ana, "odd")
     long_text = " ".join(f"sentence {i} about the lake." for i in range(PASSAGE_CHARS // 10))
     passages = 1 + len(long_text) // PASSAGE_CHARS
@@ -54,7 +64,7 @@ def test_the_build_after_a_deleted_session_holds_what_a_cold_build_holds(monkeyp
     rt.modules["recall"].CACHE.clock = lambda: 1000.0  # no time passes: the rolling check reads nothing
     ask(rt, "ana")
     before = snapshot_of(rt)
-    assert len(before.turns) == 16 and before.malformed  # the unreadable time and the other model
+    assert len(before.turns) == 18 and before.malformed  # the unreadable time and the other model
     rt.store.delete_vertex(vertex_of(rt, "Session", "session_id", "s1"), detach=True)
     builds = counts(rt)["builds"]
     rebuild_reads = properties_read(rt)
@@ -65,9 +75,10 @@ def test_the_build_after_a_deleted_session_holds_what_a_cold_build_holds(monkeyp
     cold_reads = properties_read(rt)
     assert ask(rt, "ana") == rows
     cold = snapshot_of(rt)
-    # the 9 kept messages read cleanly (time, vector) are taken as held: 6 properties each, not read
+    # the 9 kept messages read cleanly (time, vector) and without code are taken as held: 6 properties
+    # each, not read; the two holding code are read again, with their prose vectors
     assert cold_reads - rebuild_reads == 9 * 6, (rebuild_reads, cold_reads)
-    assert len(reused.turns) == 12 and reused.turns == cold.turns
+    assert len(reused.turns) == 14 and reused.turns == cold.turns
     assert np.array_equal(reused.turn_vectors.matrix, cold.turn_vectors.matrix)
     assert reused.turn_vectors.owner.tolist() == cold.turn_vectors.owner.tolist()
     assert reused.turn_vectors.passage.tolist() == cold.turn_vectors.passage.tolist()
@@ -75,6 +86,9 @@ def test_the_build_after_a_deleted_session_holds_what_a_cold_build_holds(monkeyp
     assert reused.turns_without_vectors == cold.turns_without_vectors
     assert reused.awaiting.turn.tolist() == cold.awaiting.turn.tolist()
     assert reused.turn_by_action == cold.turn_by_action
+    assert len(cold.prose_vectors) == 1  # s0's; s2's was made from another text
+    assert np.array_equal(reused.prose_vectors.matrix, cold.prose_vectors.matrix)
+    assert reused.prose_vectors.owner.tolist() == cold.prose_vectors.owner.tolist()
 
 
 def test_an_edited_kept_message_is_read_again_when_verification_finds_it():
