@@ -100,8 +100,8 @@ def test_one_command_resumes_after_a_kill_and_reuses_the_cache(tmp_path, monkeyp
     assert shown["recall"]["24"]["all"]["all_evidence"] == 1.0  # 24 rows hold every turn of these histories
     assert set(details["signals_off"]) == {
         "speaker", "session", "neighbours", "dates", "role", "other side", "spread", "opener", "rule lift",
-        "feedback", "instructions", "rules", "facets", "inflections", "gather fusion", "gather pieces",
-        "sweep", "exchange", "score share", "all signals",
+        "feedback", "instructions", "rules", "facets", "inflections", "prose vectors", "gather fusion",
+        "gather pieces", "sweep", "exchange", "score share", "all signals",
     }
     lme = details["longmemeval"]
     assert lme["skipped_no_user_evidence"] == ["hq-assist"] and lme["recall"]["all"]["n"] == 1
