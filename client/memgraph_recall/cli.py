@@ -344,7 +344,8 @@ def cmd_embed(args: argparse.Namespace) -> None:
         except KeyboardInterrupt:
             raise KeyboardInterrupt(kept_after_interrupt(args, target, before, client)) from None
         out(f"embedded {done.messages} messages, {done.entities} entities, {done.edges} facts, "
-            f"{done.memories} memories with {done.model}; {done.remaining} remaining")
+            f"{done.memories} memories, {done.prose} prose vectors with {done.model}; "
+            f"{done.remaining} remaining")
         if target is not None and (done.embedded or args.output):
             if not done.embedded:  # nothing new, but --output asks for the file
                 client.save_graph(target)
