@@ -14,7 +14,7 @@ import re
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +42,15 @@ class CacheFiles:
 
 
 @dataclass(frozen=True)
+class Prose:
+    """The prose vectors of a question's messages holding code (`recall_lib.prose`), as written."""
+
+    action_ids: tuple[str, ...] = ()
+    vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    digests: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Shard:
     """One question's vectors as `recall.embed` wrote them, and what it cost."""
 
@@ -51,21 +60,25 @@ class Shard:
     vectors: np.ndarray  # float32, all passages in action order
     messages: int  # messages embedded (over all runs that worked on this question)
     seconds: float
+    prose: Prose = field(default_factory=Prose)  # a shard saved before the prose vectors holds none
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp.npz")
         stats = json.dumps({"user_id": self.user_id, "messages": self.messages, "seconds": self.seconds})
         np.savez(tmp, action_ids=np.array(self.action_ids), counts=self.counts, vectors=self.vectors,
-                 stats=np.array(stats))
+                 stats=np.array(stats), prose_ids=np.array(self.prose.action_ids, dtype=str),
+                 prose_vectors=self.prose.vectors, prose_digests=np.array(self.prose.digests, dtype=str))
         os.replace(tmp, path)  # a kill leaves the old shard or the new one, never half of one
 
     @classmethod
     def load(cls, path: Path) -> "Shard":
         with np.load(path) as data:
             stats = json.loads(str(data["stats"]))
+            prose = Prose(tuple(data["prose_ids"].tolist()), data["prose_vectors"],
+                          tuple(data["prose_digests"].tolist())) if "prose_ids" in data else Prose()
             return cls(stats["user_id"], tuple(data["action_ids"].tolist()), data["counts"], data["vectors"],
-                       int(stats["messages"]), float(stats["seconds"]))
+                       int(stats["messages"]), float(stats["seconds"]), prose)
 
     def rows(self) -> list[np.ndarray]:
         return np.split(self.vectors, np.cumsum(self.counts)[:-1])
@@ -88,9 +101,11 @@ class ActionVertices:
     def read(self, user_id: str, action_ids: Sequence[str], model: str, messages: int,
              seconds: float) -> Shard:
         """The vectors of `action_ids` (all from `model`) as a shard."""
-        kept, counts, rows = [], [], []
+        kept, counts, rows, prose = [], [], [], []
         for action_id in action_ids:
             props = self.properties(action_id)
+            if props.get("prose_embedding_model") == model and props.get("prose_embedding") is not None:
+                prose.append((action_id, props["prose_embedding"], props["prose_digest"]))
             if props.get("embedding_model") != model or props.get("passage_embeddings") is None:
                 continue  # a message without text has no vector
             vectors = np.asarray(props["passage_embeddings"], dtype=np.float32)
@@ -98,7 +113,9 @@ class ActionVertices:
             counts.append(len(vectors))
             rows.append(vectors)
         matrix = np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float32)
-        return Shard(user_id, tuple(kept), np.asarray(counts, dtype=np.int32), matrix, messages, seconds)
+        prose_vectors = np.asarray([v for _, v, _ in prose], dtype=np.float32) if prose else Prose().vectors
+        return Shard(user_id, tuple(kept), np.asarray(counts, dtype=np.int32), matrix, messages, seconds,
+                     Prose(tuple(a for a, _, _ in prose), prose_vectors, tuple(d for _, _, d in prose)))
 
     def restore(self, shard: Shard, model: str) -> None:
         """Put a shard's vectors back on its actions (exactly the floats `recall.embed` wrote)."""
@@ -107,6 +124,12 @@ class ActionVertices:
             vertex = self.ids[action_id]
             store.set_vertex_property(vertex, "passage_embeddings", vectors.tolist())
             store.set_vertex_property(vertex, "embedding_model", model)
+        for action_id, vector, digest in zip(shard.prose.action_ids, shard.prose.vectors, shard.prose.digests,
+                                             strict=True):
+            vertex = self.ids[action_id]
+            store.set_vertex_property(vertex, "prose_embedding", vector.tolist())
+            store.set_vertex_property(vertex, "prose_embedding_model", model)
+            store.set_vertex_property(vertex, "prose_digest", digest)
 
 
 def embed_user(runtime, user_id: str, model: str) -> tuple[int, int, float]:
@@ -164,9 +187,9 @@ def load_embedded(runtime, data, selected: Sequence, model: str, files: CacheFil
     bar = tqdm(total=total, initial=total - sum(len(q.turns) for q in todo), desc="recall.embed",
                unit="msg", mininterval=5)
     for question in selected:
-        messages, _, seconds = embed_user(runtime, question.user_id, model)  # marks the sessions, resumed too
-        if question.user_id in shards and messages == 0:
-            continue
+        messages, units, seconds = embed_user(runtime, question.user_id, model)  # marks the sessions
+        if question.user_id in shards and units == 0:
+            continue  # resumed whole (a shard saved before the prose vectors is saved again with them)
         before = shards.get(question.user_id)
         shard = vertices.read(question.user_id, [t.action_id for t in question.turns], model,
                               messages + (before.messages if before else 0),
