@@ -163,7 +163,6 @@ def searched_texts(texts: Iterable[str]) -> list[str]:
     return [prose_text(text) or text if FENCE in text else text for text in texts]
 
 
-
 def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
     order = session_order(turn_filter.session)
     previous, following = neighbour_links(turn_filter.session, order)
