@@ -139,11 +139,11 @@ def embed_user(runtime, user_id: str, model: str) -> tuple[int, int, float]:
     messages, units, start = 0, 0, time.perf_counter()
     while True:
         row = runtime.call("recall.embed", config)[0]
-        messages += int(row["messages"])
-        units += sum(int(row[kind]) for kind in EMBEDDED_KINDS)
+        step = sum(int(row[kind]) for kind in EMBEDDED_KINDS)
+        messages, units = messages + int(row["messages"]), units + step
         if int(row["remaining"]) == 0:
             return messages, units, time.perf_counter() - start
-        if not any(int(row[kind]) for kind in EMBEDDED_KINDS):
+        if not step:
             raise RuntimeError(f"recall.embed made no progress on {user_id} ({row['remaining']} remaining)")
 
 

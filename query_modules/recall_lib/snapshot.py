@@ -19,7 +19,7 @@ from . import schema as s
 from .kinds import ENTITY, FACT, NOTE
 from .layered import Layered
 from .ownership import OwnedAction, OwnedGraph, id_text
-from .prose import FENCE, prose_text
+from .prose import prose_text
 from .ranking import TurnFacts, neighbour_links, session_openers, session_order
 from .reading import (
     Entity,
@@ -160,7 +160,7 @@ def searched_texts(texts: Iterable[str]) -> list[str]:
     """What the text index holds of each turn: its prose when it holds fenced code (`prose`), else its
     text. Why: as for the prose vector, a question asks what was said, and the identifiers of pasted
     code match its words by accident ("score", "message", "time")."""
-    return [prose_text(text) or text if FENCE in text else text for text in texts]
+    return [prose_text(text) or text for text in texts]  # prose_text: None without a fence
 
 
 def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
