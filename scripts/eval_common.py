@@ -2,7 +2,7 @@
 and dense-only baselines recall is measured against, and reading TURN rows back out of a rendered text."""
 
 import re
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -92,6 +92,38 @@ def turn_rows(text: str) -> list[tuple[str, str]]:
             session, minute = rows[-1]
             rows.append((session, f"{minute[:11]}{continued['time']}"))
     return rows
+
+
+#: What an answer is matched through: case, and anything but word characters (a decimal point kept) read
+#: as a space, so punctuation and line breaks may differ between an answer and a message.
+_NOT_ANSWER = re.compile(r"[^\w.]+|(?<!\d)\.|\.(?!\d)")
+#: Shorter answers ("5", "no") are found inside other words and numbers by accident.
+MIN_ANSWER_CHARS = 3
+
+
+def _answer_form(text: str) -> str:
+    return f" {' '.join(_NOT_ANSWER.sub(' ', text.lower()).split())} "
+
+
+def literal_answer(answer: str | None, question: str, evidence_texts: Sequence[str]) -> str | None:
+    """The answer as matched (`_answer_form`) when an evidence message holds it word for word and the
+    question does not (the rendered header repeats the question), else None.
+
+    Why: an evidence row counts as shown whatever piece of it the render shows, so a character budget
+    can show more rows by cutting each shorter and lose the answer in the cut. For the questions whose
+    answer is written in a message, whether the answer itself reached the text says what a row count
+    cannot."""
+    if answer is None or len(_answer_form(answer).strip()) < MIN_ANSWER_CHARS:
+        return None
+    form = _answer_form(answer)
+    if form in _answer_form(question) or not any(form in _answer_form(text) for text in evidence_texts):
+        return None
+    return form
+
+
+def answer_shown(literal: str, rendered: str) -> bool:
+    """Whether a rendered text holds `literal` (a `literal_answer`)."""
+    return literal in _answer_form(rendered)
 
 
 @dataclass

@@ -46,6 +46,8 @@ from eval_common import (  # noqa: E402
     SIGNALS,
     Baselines,
     UserTurns,
+    answer_shown,
+    literal_answer,
     row_heads,
     shown_turns,
     turn_rows,
@@ -91,6 +93,8 @@ class Shown:
     chars: int = 0
     rows: list[str] | None = None  # the TURN rows' own turns, when they differ from `turns`
     read_from: frozenset[str] = frozenset()  # the source turns of FACT rows and of facts folded into rows
+    answered: bool | None = None  # under a character budget: the literal answer is in the text (None: no
+    # literal answer, `eval_common.literal_answer`, or a row budget)
 
     def first(self, k: int) -> "Shown":
         return Shown(self.turns[:k], self.facts, self.chars, read_from=self.read_from)
@@ -187,8 +191,10 @@ def owner(action_id: str) -> str:
 class Recall:
     """`recall.render` over the LoCoMo graph, one question at a time."""
 
-    def __init__(self, runtime, model: str, by_minute: dict[tuple[str, str], str], vectors: dict) -> None:
+    def __init__(self, runtime, model: str, by_minute: dict[tuple[str, str], str], vectors: dict,
+                 literals: dict | None = None) -> None:
         self.runtime, self.model, self.by_minute, self.vectors = runtime, model, by_minute, vectors
+        self.literals = literals or {}  # question key -> its literal answer (`eval_common.literal_answer`)
         self.agree = Counter()
         self.seconds: list[float] = []
 
@@ -205,7 +211,7 @@ class Recall:
         fact_lines = sum(1 for line in text.splitlines() if line.startswith("FACT:"))
         self.agree[from_text == from_map and fact_lines == len(recalled["facts"])] += 1
         return Shown(shown_turns(recalled), len(recalled["facts"]), len(text), from_map,
-                     fact_sources(recalled))
+                     fact_sources(recalled), self._answered(question, text))
 
     def ranked(self, question, config: dict, budget: str = str(ROWS)) -> Shown:
         """What `budget` (a name of `eval_common.BUDGETS`) shows with `config` and the question's vector
@@ -218,7 +224,11 @@ class Recall:
         recalled = row["recalled"]
         chars = 0 if explain else len(row["text"])
         return Shown(shown_turns(recalled), len(recalled["facts"]), chars, row_heads(recalled),
-                     fact_sources(recalled))
+                     fact_sources(recalled), None if explain else self._answered(question, row["text"]))
+
+    def _answered(self, question, text: str) -> bool | None:
+        literal = self.literals.get(key_of(question))
+        return None if literal is None else answer_shown(literal, text)
 
     def lane_ranks(self, question) -> dict[str, dict[str, int]]:
         """`recall.lanes` at depth: each turn lane's (and the fused ranking's) rank of every turn it has."""
@@ -257,8 +267,9 @@ def summary_of(chosen: list, outcomes: dict) -> dict[str, float]:
     """The share with ALL evidence shown, mean evidence recall, rows and characters."""
     if not chosen:
         return {"all_evidence": 0.0, "mean_evidence_recall": 0.0, "turn_rows": 0.0, "fact_rows": 0.0,
-                "chars": 0.0, "n": 0, "all_evidence_or_facts": 0.0}
+                "chars": 0.0, "n": 0, "all_evidence_or_facts": 0.0, "answer_in_text": None, "answers": 0}
     shown = [outcomes[key_of(q)] for q in chosen]
+    answered = [s.answered for s in shown if s.answered is not None]
     recalls = [evidence_recall(q, s) for q, s in zip(chosen, shown, strict=True)]
     stated = [evidence_stated(q, s) for q, s in zip(chosen, shown, strict=True)]
     return {"all_evidence": round(sum(r == 1.0 for r in recalls) / len(chosen), 4),
@@ -266,7 +277,9 @@ def summary_of(chosen: list, outcomes: dict) -> dict[str, float]:
             "mean_evidence_recall": round(statistics.fmean(recalls), 4),
             "turn_rows": round(statistics.fmean(s.row_count for s in shown), 2),
             "fact_rows": round(statistics.fmean(s.facts for s in shown), 2),
-            "chars": round(statistics.fmean(s.chars for s in shown), 1), "n": len(chosen)}
+            "chars": round(statistics.fmean(s.chars for s in shown), 1), "n": len(chosen),
+            "answer_in_text": round(statistics.fmean(answered), 4) if answered else None,
+            "answers": len(answered)}
 
 
 def summarize(questions: list, outcomes: dict) -> dict[str, dict[str, float]]:
@@ -429,7 +442,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         per_user: Counter = Counter()
         scored = [q for q in scored if (per_user.update([q.user_id]) or per_user[q.user_id] <= args.limit)]
     baselines = Baselines(users, {key_of(q): (q.user_id, q.question) for q in scored}, model)
-    recall = Recall(runtime, model, by_minute, {key: v.tolist() for key, v in baselines.vectors.items()})
+    texts = {item["properties"]["action_id"]: item["properties"].get("text", "") for item in data.elements
+             if "action_id" in item.get("properties", {})}
+    literals = {key_of(q): literal for q in scored
+                if (literal := literal_answer(q.answer, q.question, [texts.get(e, "") for e in q.evidence]))}
+    recall = Recall(runtime, model, by_minute, {key: v.tolist() for key, v in baselines.vectors.items()},
+                    literals)
 
     shown = run_all("recall (timed)", scored, recall.timed)
     ranked = {"recall": run_budgets("recall", scored, recall, {}, BUDGETS)}

@@ -38,9 +38,12 @@ from bench_common import (  # noqa: E402
 from eval_common import (  # noqa: E402
     BUDGETS,
     DEFAULT_BUDGET,
+    ROW_BUDGETS,
     SIGNALS,
     Baselines,
     UserTurns,
+    answer_shown,
+    literal_answer,
     row_heads,
     shown_turns,
     turn_rows,
@@ -103,14 +106,14 @@ class Recall:
         row, _ = self._render(question, {**config, **BUDGETS[str(BUDGET)], "explain": True})
         return shown_turns(row["recalled"])
 
-    def ranked(self, question, budget: str) -> tuple[list[str], list[str], Counter, int]:
+    def ranked(self, question, budget: str) -> tuple[list[str], list[str], Counter, str]:
         """At `budget` (a name of `eval_common.BUDGETS`): the turns shown best first
         (`eval_common.shown_turns`), the TURN rows' own turns, the signals that lifted them, and the
-        plain render's characters."""
+        plain render's text."""
         row, _ = self._render(question, {**BUDGETS[budget], "explain": True})
         lifts = Counter(lift.split()[0] for t in row["recalled"]["turns"] for lift in t["fused"]["lifts"])
         plain, _ = self._render(question, BUDGETS[budget])
-        return shown_turns(row["recalled"]), row_heads(row["recalled"]), lifts, len(plain["text"])
+        return shown_turns(row["recalled"]), row_heads(row["recalled"]), lifts, plain["text"]
 
     def deep(self, question) -> dict[str, dict[str, int]]:
         """`recall.render` at depth with `explain`: the fused rank of every turn the ranking holds, and the
@@ -133,12 +136,16 @@ def in_order(ranks: dict[str, int]) -> list[str]:
     return sorted(ranks, key=ranks.get)
 
 
-def evaluate(question, recall: Recall, baselines: Baselines) -> Outcome:
+def evaluate(question, recall: Recall, baselines: Baselines, literal: str | None = None) -> Outcome:
+    """Everything measured for one question; `literal`: its answer as an evidence turn writes it
+    (`eval_common.literal_answer`), looked for in the text at each character budget."""
     row, seconds, agree = recall.measure(question)
     ranked = {budget: recall.ranked(question, budget) for budget in BUDGETS}
     rows = {budget: found[0] for budget, found in ranked.items()}
     heads = {budget: found[1] for budget, found in ranked.items()}
-    chars = {budget: found[3] for budget, found in ranked.items()}
+    chars = {budget: len(found[3]) for budget, found in ranked.items()}
+    answered = {} if literal is None else {budget: answer_shown(literal, found[3])
+                                            for budget, found in ranked.items() if budget not in ROW_BUDGETS}
     lifts = ranked[str(BUDGET)][2]
     lanes = recall.deep(question)
     fused = in_order(lanes["fused"])
@@ -153,7 +160,7 @@ def evaluate(question, recall: Recall, baselines: Baselines) -> Outcome:
     return Outcome(shown=shown_by_run, chars=chars, orders=orders, lane_ranks=lanes, seconds=seconds,
                    lifts=lifts, agree=agree, prefix_ok=prefix_ok,
                    signals_off={name: recall.order(question, config) for name, config in SIGNALS.items()},
-                   within=rows)
+                   within=rows, answered=answered)
 
 
 # -- data ------------------------------------------------------------------------------------------
@@ -262,7 +269,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     baselines = Baselines(users, {q.user_id: (q.user_id, q.question) for q in scored}, model)
     recall = Recall(runtime, model, by_minute)
     load = os.getloadavg()
-    outcomes = {q.user_id: evaluate(q, recall, baselines) for q in tqdm(scored, desc="questions", unit="q")}
+    texts = {item["properties"]["action_id"]: item["properties"].get("text", "") for item in data.elements
+             if "action_id" in item.get("properties", {})}
+    literals = {q.user_id: literal_answer(q.answer, q.question, [texts.get(a, "") for a in q.evidence])
+                for q in scored}
+    outcomes = {q.user_id: evaluate(q, recall, baselines, literals[q.user_id])
+                for q in tqdm(scored, desc="questions", unit="q")}
     load = [round(x, 2) for x in (*load, *os.getloadavg())]
     configs = grid_configs(args.grid)
     grid_rows = [{q.user_id: recall.order(q, config) for q in scored}

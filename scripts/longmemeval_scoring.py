@@ -36,6 +36,8 @@ class Outcome:
     prefix_ok: bool  # the 10 rows are the first 10 of the 24, the 24 the first 24 of the deep ranking
     signals_off: dict[str, list[str]] = field(default_factory=dict)  # a signal off -> its rows, best first
     within: dict[str, list[str]] = field(default_factory=dict)  # budget -> the turns recall's render showed
+    answered: dict[str, bool] = field(default_factory=dict)  # character budget -> the literal answer is in
+    # the text (empty: the answer is not written in an evidence turn, `eval_common.literal_answer`)
 
     def rows(self, run: str, budget: str) -> list[str]:
         """The turns `run` shows at `budget`: recall's what its render at that budget showed (an identical
@@ -82,6 +84,10 @@ def coverage(questions: Sequence, outcomes: dict) -> dict:
                     summary["chars"] = round(statistics.fmean(chars), 1)
                     summary["turn_rows"] = round(statistics.fmean(
                         len(outcomes[q.user_id].rows(run, budget)) for q in members), 2)
+                    answered = [outcomes[q.user_id].answered[budget] for q in members
+                                if budget in outcomes[q.user_id].answered]
+                    summary["answer_in_text"] = round(statistics.fmean(answered), 4) if answered else None
+                    summary["answers"] = len(answered)
                 out[run][budget][name] = {**summary, "n": len(members)}
     return out
 

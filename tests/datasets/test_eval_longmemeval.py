@@ -96,6 +96,10 @@ def test_one_command_resumes_after_a_kill_and_reuses_the_cache(tmp_path, monkeyp
     assert set(shown["dense"]) == {"24", "10"}  # the baselines render nothing: rows only
     assert shown["recall"]["24"]["all"]["turn_rows"] <= 24
     assert shown["recall"]["4000c"]["all"]["chars"] <= 4000
+    # "Clint Yeastwood" is written in hq-assist's evidence turn ("9", hq-plants', is too short to look for)
+    at_default = shown["recall"]["8000c"]["all"]
+    assert at_default["answers"] == 1 and at_default["answer_in_text"] == 1.0
+    assert shown["recall"]["24"]["all"]["answers"] == 0  # a row budget's rows are not a text
     assert set(shown["recall"]["24"]) == {"all", "single-session-assistant", "multi-session"}
     assert shown["recall"]["24"]["all"]["all_evidence"] == 1.0  # 24 rows hold every turn of these histories
     assert set(details["signals_off"]) == {
@@ -114,6 +118,7 @@ def test_one_command_resumes_after_a_kill_and_reuses_the_cache(tmp_path, monkeyp
     assert set(evidence["ranks"]) == {"fused", "turns", "text", "bm25_full", "dense_full"}
     report = (results / "README.md").read_text()
     assert "embedded runtime" in report and "Command:" in report and "**skipped** (1: hq-assist)" in report
+    assert "for the 1 questions whose answer an evidence turn holds word for word" in report
     assert (results / "longmemeval.png").stat().st_size > 0
 
     assert eval_longmemeval.main(args) == 0  # the finished cache, as it is

@@ -17,7 +17,7 @@ import eval_locomo  # noqa: E402
 from public_data import locomo_conversation  # noqa: E402
 
 STATS = {"all_evidence", "all_evidence_or_facts", "mean_evidence_recall", "turn_rows", "fact_rows", "chars",
-         "n"}
+         "n", "answer_in_text", "answers"}
 
 
 def test_recorded_commands_name_no_developer_folder():
@@ -53,6 +53,23 @@ def test_an_evidence_turn_a_shown_fact_was_read_from_counts_only_for_the_facts_f
     assert eval_locomo.evidence_recall(question, shown) == 0.5
     assert eval_locomo.evidence_stated(question, shown)
     assert not eval_locomo.evidence_stated(SimpleNamespace(evidence=["t2", "t8"]), shown)
+
+
+def test_a_literal_answer_is_one_an_evidence_message_holds_word_for_word_and_the_question_does_not():
+    from eval_common import answer_shown, literal_answer
+
+    evidence = ["We watched Doc Martin, all of it!", "It cost $1,350 in the end."]
+    literal = literal_answer("doc martin", "Which show did we watch?", evidence)
+    assert literal is not None
+    assert answer_shown(literal, "TURN [session 1, ...]: we watched doc\nMARTIN - all of it")
+    assert not answer_shown(literal, "TURN [session 1, ...]: we watched Doc ...")
+    assert literal_answer("Doc Martin", "Did we watch Doc Martin?", evidence) is None  # the header repeats it
+    assert literal_answer("Broadchurch", "Which show did we watch?", evidence) is None  # no message holds it
+    assert literal_answer("It", "What did it cost?", evidence) is None  # too short to match only itself
+    assert literal_answer(None, "What did it cost?", evidence) is None
+    assert literal_answer("135", "What did it cost?", evidence) is None  # inside another number, not a word
+    assert literal_answer("Doc Martin.", "Which show?", evidence) == literal  # a full stop is punctuation
+    assert not answer_shown(literal_answer("1,350", "What did it cost?", evidence), "it cost $1,3500")
 
 
 def test_beam_misses_are_located_and_bucketed_by_deep_rank():
@@ -115,6 +132,8 @@ def test_eval_locomo_small_slice(tmp_path):
     assert recall["10"]["1-4"]["turn_rows"] <= 10 and recall["24"]["1-4"]["turn_rows"] <= 24
     assert 0 < recall["4000c"]["1-4"]["chars"] <= 4000 and recall["8000c"]["1-4"]["chars"] <= 8000
     assert headline["recall"]["1-4"] == recall["8000c"]["1-4"]  # the default call is the 8,000 budget
+    assert recall["24"]["1-4"]["answers"] == 0  # a row budget's rows are not a text to look in
+    assert recall["4000c"]["1-4"]["answers"] == recall["8000c"]["1-4"]["answers"]
     assert set(headline["signals_off"]["role"]) == {"24", "10", "8000c"}
     assert set(headline["side_by_side"]["bm25 alone"]) == {"24", "10"}
     assert len(headline["leave_one_out"]["folds"]) == 1 and headline["leave_one_out"]["grid_size"] == 2
