@@ -67,6 +67,7 @@ SIGNALS = {
     "prose vectors": {"prose_vectors": False},  # a code-bearing turn scored by its passages, like any turn
     "gather fusion": {"gather_fusion_k": 5},  # as fusion_k: the fusion as for any question
     "gather pieces": {"gather_piece_chars": 0},  # rendering, not ranking: changes character budgets only
+    "deep pieces": {"deep_piece_chars": 0},  # rendering: every row's long message at the full piece length
     # a question that sweeps a topic ranked and shown as one that gathers (a summary never spreads)
     "sweep": {"sweep_fusion_k": 20, "sweep_spread": 0.5, "sweep_piece_chars": 0},
     "exchange": {"exchange_share": 0},  # a summary ranks a request and its reply apart

@@ -52,6 +52,7 @@ class RecallConfig:
     turn_chars: int = 1500
     gather_piece_chars: int = 200  # under a budget, a gathering question's shortest piece (0: as any)
     sweep_piece_chars: int = 60  # under a budget, a sweeping question's shortest piece (0: as gathering)
+    deep_piece_chars: int = 150  # under a budget, a long message's shortest piece in deeper rows (0: off)
     turns_budget: int = 24  # the cap on TURN rows; see `default_turns_budget`
     fusion_k: int = 5
     gather_fusion_k: int = 20  # the fusion's constant for a question that gathers (see `ranking`)
@@ -276,7 +277,7 @@ def _lanes(key: str, value: object) -> tuple[str, ...]:
 FLOAT32_MAX = 3.4028234663852886e38
 #: More numbers than any embedding model has dimensions: refused before each is checked.
 MAX_VECTOR_LENGTH = 65_536
-#: A piece longer than a long message's passages is no piece (`gather_piece_chars`, `sweep_piece_chars`).
+#: A piece longer than a long message's passages is no piece (the `*_piece_chars` keys).
 MAX_PIECE_CHARS = 20_000
 #: More sessions than a caller excludes in earnest.
 MAX_EXCLUDED_SESSIONS = 10_000
@@ -328,6 +329,7 @@ _KEYS: dict[str, tuple[Callable[[str, object], object], tuple[str, ...]]] = {
     **{key: (_count, _QUERYING) for key in (*WIDTH_KEYS, "turn_chars")},
     "gather_piece_chars": (_bounded_int(0, MAX_PIECE_CHARS), ("render",)),
     "sweep_piece_chars": (_bounded_int(0, MAX_PIECE_CHARS), ("render",)),
+    "deep_piece_chars": (_bounded_int(0, MAX_PIECE_CHARS), ("render",)),
     "turns_budget": (_count, _QUERYING),
     "fusion_k": (_bounded_int(1, 1000), _QUERYING),
     "gather_fusion_k": (_bounded_int(1, 1000), _QUERYING),

@@ -214,4 +214,5 @@ def render_context(found: Recall, cfg: RecallConfig) -> RenderContext:
         lines=results.lines,
         gather_piece_chars=cfg.gather_piece_chars if found.question.gathers else 0,
         sweep_piece_chars=cfg.sweep_piece_chars if found.question.sweeps else 0,
+        deep_piece_chars=cfg.deep_piece_chars,
     )

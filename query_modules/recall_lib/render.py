@@ -58,6 +58,7 @@ class RenderContext:
     lines: dict | None = field(default=None, compare=False)  # row lines made so far in this call
     gather_piece_chars: int = 0  # a question that gathers: `RecallConfig.gather_piece_chars`, else 0
     sweep_piece_chars: int = 0  # a question that sweeps a topic: `RecallConfig.sweep_piece_chars`, else 0
+    deep_piece_chars: int = 0  # a long message below the first rows: `RecallConfig.deep_piece_chars`
 
     @property
     def piece_chars(self) -> int:
@@ -77,12 +78,35 @@ class RenderContext:
             share, floor = 2 * BUDGET_SHARE, self.gather_piece_chars
         return min(self.turn_chars, max(floor, self.max_chars // share))
 
+    def piece_of(self, text: str, shown_above: int) -> int:
+        """The piece length a TURN row shows `text` at, `shown_above` rows being shown before it (best
+        first): `piece_chars`, but under a character budget, below the first `FULL_PIECE_ROWS`, a text
+        longer than that as half of it, not below `deep_piece_chars` (0: never). Why: the first rows
+        are the likeliest answers and keep their full pieces; the rows below are a wider net, and
+        shorter pieces of long messages let the budget reach further down the ranking (BEAM's long
+        chats, docs/benchmarks). A text the full piece shows whole stays whole (cut, a short message
+        loses its point: LoCoMo's answers did). A question that gathers or sweeps shows short pieces
+        already."""
+        full = self.piece_chars
+        if (
+            self.max_chars is None
+            or not self.deep_piece_chars
+            or shown_above < FULL_PIECE_ROWS
+            or len(text) <= full
+            or self.gather_piece_chars
+            or self.sweep_piece_chars
+        ):
+            return full
+        return min(full, max(self.deep_piece_chars, full // 2))
+
 
 #: Under a character budget a row's text takes at most 1 / BUDGET_SHARE of it (8,000 characters: 300
 #: each, ~20 rows of long messages; 16 gave 500 and cost BEAM 0.06 of its lookup questions, 8000c) ...
 BUDGET_SHARE = 32
 #: ... but never less than this (two or three sentences).
 MIN_PIECE_CHARS = 300
+#: How many rows (best first) show their full pieces under a character budget (`RenderContext.piece_of`).
+FULL_PIECE_ROWS = 8
 
 
 def _explain(hits: Sequence[Hit]) -> str:
@@ -98,12 +122,12 @@ def _explain(hits: Sequence[Hit]) -> str:
     return " {" + ", ".join(parts) + "}"
 
 
-def _turn_line(turn: Turn, row: Row, ctx: RenderContext) -> str:
+def _turn_line(turn: Turn, row: Row, ctx: RenderContext, piece: int) -> str:
     where = [f"session {turn.session_id if turn.session_id is not None else '?'}"]
     if turn.timestamp is not None:
         where.append(format_minute(turn.timestamp))
     where.append(turn.speaker)
-    text = shown_text(turn.text, turn.passages, row.passages, ctx.piece_chars, ctx.overlap)
+    text = shown_text(turn.text, turn.passages, row.passages, piece, ctx.overlap)
     return f"TURN [{', '.join(where)}]: {text}"
 
 
@@ -116,30 +140,34 @@ def _fact_line(fact: Fact) -> str:
     )
 
 
-def _memory_line(note: Note, row: Row, ctx: RenderContext) -> str:
+def _memory_line(note: Note, row: Row, ctx: RenderContext, piece: int) -> str:
     label = one_line(note.path)
     if note.updated_at is not None:
         label += f", updated {format_day(note.updated_at)}"
-    return f"MEMORY [{label}]: {_note_text(note, row, ctx)}"
+    return f"MEMORY [{label}]: {shown_text(note.content, note.passages, row.passages, piece, ctx.overlap)}"
 
 
-def _note_text(note: Note, row: Row, ctx: RenderContext) -> str:
-    return shown_text(note.content, note.passages, row.passages, ctx.piece_chars, ctx.overlap)
+def row_piece(snapshot: UserSnapshot, row: Row, ctx: RenderContext, shown_above: int) -> int:
+    """The piece length `row` is shown at, `shown_above` rows before it (`RenderContext.piece_of`; a
+    MEMORY row's note at the full length)."""
+    if row.kind == TURN:
+        return ctx.piece_of(snapshot.turns.text_at(row.index), shown_above)
+    return ctx.piece_chars
 
 
-def row_line(snapshot: UserSnapshot, row: Row, ctx: RenderContext) -> str:
-    """The row as the LLM reads it, without `explain`'s annotation (`explained`); made once per call
-    when `ctx.lines` keeps them (a render fits its rows before and after verification, each fit
-    possibly twice)."""
-    key = (row.kind, row.index, row.passages)
+def row_line(snapshot: UserSnapshot, row: Row, ctx: RenderContext, piece: int) -> str:
+    """The row as the LLM reads it, its long text as a piece of `piece` characters (`row_piece`),
+    without `explain`'s annotation (`explained`); made once per call when `ctx.lines` keeps them (a
+    render fits its rows before and after verification, each fit possibly twice)."""
+    key = (row.kind, row.index, row.passages, piece)
     if ctx.lines is not None and key in ctx.lines:
         return ctx.lines[key]
     if row.kind == TURN:
-        line = _turn_line(snapshot.turns[row.index], row, ctx)
+        line = _turn_line(snapshot.turns[row.index], row, ctx, piece)
     elif row.kind == FACT:
         line = _fact_line(snapshot.facts[row.index])
     else:
-        line = _memory_line(snapshot.notes[row.index], row, ctx)
+        line = _memory_line(snapshot.notes[row.index], row, ctx, piece)
     if ctx.lines is not None:
         ctx.lines[key] = line
     return line
@@ -213,6 +241,7 @@ class Fit:
     lines: list[str]
     repeats: list[list[Row]]
     folded: list[list[Row]]
+    pieces: list[int]  # the piece length each row's text is shown at (`row_piece`)
 
     def items(self) -> set[tuple[str, int]]:
         """Every item the lines show, the repeats named in them and the folded facts included."""
@@ -296,6 +325,7 @@ def fit_rows(
     first_of: dict[tuple[str, str], int] = {}
     turn_of: dict[str, int] = {}  # action id of a kept TURN row -> that row
     facts_of: dict[str, list[int]] = {}  # action id -> kept FACT rows citing it
+    pieces: dict[int, int] = {}  # kept row -> the piece length of its line
     used = 0
     for count, i in enumerate(sorted(range(len(rows)), key=lambda i: rows[i].priority)):
         if count % 256 == 0:
@@ -321,10 +351,12 @@ def fit_rows(
                     used -= kept.remove(fact)
                     folded[first].append(rows[fact])
             continue
-        line = row_line(snapshot, rows[i], ctx)
+        piece = row_piece(snapshot, rows[i], ctx, len(kept.order))
+        line = row_line(snapshot, rows[i], ctx, piece)
         cost = kept.cost(i, line)
         if room is None or used + cost <= room:
             kept.add(i, line)
+            pieces[i] = piece
             repeats[i], folded[i] = [], []
             used += cost
             if same is not None:
@@ -339,7 +371,13 @@ def fit_rows(
                     folded[i].append(rows[fact])
     chosen = kept.order
     shown = [explained(_with_repeats(kept.lines[i], snapshot, repeats[i]), rows[i], ctx) for i in chosen]
-    return Fit([rows[i] for i in chosen], shown, [repeats[i] for i in chosen], [folded[i] for i in chosen])
+    return Fit(
+        [rows[i] for i in chosen],
+        shown,
+        [repeats[i] for i in chosen],
+        [folded[i] for i in chosen],
+        [pieces[i] for i in chosen],
+    )
 
 
 def render(
@@ -379,9 +417,9 @@ def _explained(item: dict[str, Any], row: Row) -> None:
     item["fused"] = {"rank": fused.rank, "score": float(fused.score), "lifts": lifts}
 
 
-def _shown_pieces(text: str, passages: Sequence[str], row: Row, ctx: RenderContext) -> list[str]:
-    """The pieces of a long text a row shows (none when it shows the whole text)."""
-    chosen = chosen_pieces(text, passages, row.passages, ctx.piece_chars, ctx.overlap)
+def _shown_pieces(text: str, passages: Sequence[str], row: Row, ctx: RenderContext, piece: int) -> list[str]:
+    """The pieces of a long text a row shows at `piece` characters (none when it shows the whole text)."""
+    chosen = chosen_pieces(text, passages, row.passages, piece, ctx.overlap)
     return [] if chosen is None else [chosen[0][i] for i in chosen[1]]
 
 
@@ -402,7 +440,7 @@ def recalled_map(snapshot: UserSnapshot, fit: Fit, ctx: RenderContext, dropped: 
     shown once for several identical messages lists the others' action ids as `repeats`, and the facts
     read from it that it stands for under `facts` (each as a FACT row's item)."""
     turns, facts, notes = [], [], []
-    for row, repeats, folded in zip(fit.rows, fit.repeats, fit.folded, strict=True):
+    for row, repeats, folded, piece in zip(fit.rows, fit.repeats, fit.folded, fit.pieces, strict=True):
         if row.kind == TURN:
             turn = snapshot.turns[row.index]
             item = {
@@ -411,7 +449,7 @@ def recalled_map(snapshot: UserSnapshot, fit: Fit, ctx: RenderContext, dropped: 
                 "timestamp": _iso(turn.timestamp),
                 "speaker": turn.speaker,
                 "text": turn.text,
-                "passages": _shown_pieces(turn.text, turn.passages, row, ctx),
+                "passages": _shown_pieces(turn.text, turn.passages, row, ctx, piece),
             }
             if repeats:
                 item["repeats"] = [snapshot.turns[r.index].action_id for r in repeats]
@@ -427,7 +465,7 @@ def recalled_map(snapshot: UserSnapshot, fit: Fit, ctx: RenderContext, dropped: 
                 "path": note.path,
                 "updated_at": _iso(note.updated_at),
                 "text": note.content,
-                "passages": _shown_pieces(note.content, note.passages, row, ctx),
+                "passages": _shown_pieces(note.content, note.passages, row, ctx, piece),
             }
             notes.append(item)
         if ctx.explain:

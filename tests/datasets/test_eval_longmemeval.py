@@ -105,7 +105,7 @@ def test_one_command_resumes_after_a_kill_and_reuses_the_cache(tmp_path, monkeyp
     assert set(details["signals_off"]) == {
         "speaker", "session", "neighbours", "dates", "role", "other side", "spread", "opener", "rule lift",
         "feedback", "instructions", "rules", "facets", "inflections", "prose vectors", "gather fusion",
-        "gather pieces", "sweep", "exchange", "score share", "all signals",
+        "gather pieces", "deep pieces", "sweep", "exchange", "score share", "all signals",
     }
     lme = details["longmemeval"]
     assert lme["skipped_no_user_evidence"] == ["hq-assist"] and lme["recall"]["all"]["n"] == 1

@@ -6,6 +6,7 @@ import sys
 import pytest
 from memgraph_recall.datasets.memory_graph import MemoryGraph
 from recall_kit import MODEL, axis, mix, render, rows_of, runtime
+from recall_lib.passages import split_passages
 from recall_lib.render import shown_text
 
 HEADER = """\
@@ -328,6 +329,47 @@ def test_a_sweeping_question_shows_shorter_pieces_than_a_gathering_one_unless_sw
         pieces[question, sweep] = max(len(p) for t in recalled["turns"] for p in t["passages"])
     assert pieces["Summarize my trips.", 60] <= 62 < 150 <= pieces["Summarize my trips.", 0] <= 200
     assert pieces["How many trips?", 60] == pieces["Summarize my trips.", 0]  # not a sweep: as it gathers
+
+
+def long_notes() -> MemoryGraph:
+    """Twelve long messages, each in its own session, nearer the question's axis 1 the earlier they are
+    (`n0` nearest), and a short one (`short`, 200 characters) furthest."""
+    g = MemoryGraph()
+    g.recall_meta()
+    user = g.user("lea")
+    filler = "We moved the beds and the hose. " * 50
+    said = [(f"n{n}", 0.95 - 0.03 * n, f"Note {n} on the garden plan. {filler}") for n in range(12)]
+    said.append(("short", 0.5, "The shed key is under the blue pot by the door, left of the steps, and the "
+                    "spare is with Ana next door in the kitchen drawer by her phone; ask her before nine in "
+                    "the evening, she sleeps early."))
+    for minute, (key, cosine, text) in enumerate(said):
+        vector = mix((1, cosine), (minute + 2, (1 - cosine**2) ** 0.5))
+        g.message(g.session(user, f"lea-{key}"), key, text, f"2024-05-01T10:{minute:02d}:00+00:00",
+                  passage_embeddings=[vector] * len(split_passages(text)), embedding_model=MODEL)
+    return g
+
+
+def test_rows_below_the_first_eight_show_long_messages_shorter_unless_deep_piece_chars_is_off():
+    rt = runtime(long_notes().elements())
+    ask = {"question": "Which note?", "today": "2024-06-20", "query_vector": axis(1), "max_chars": 8000}
+    pieces, ranks = {}, {}
+    for deep in (150, 0):
+        text, recalled = render(rt, "lea", **ask, deep_piece_chars=deep, explain=True)
+        turns = {t["action_id"]: t for t in recalled["turns"]}
+        assert set(turns) == {f"n{n}" for n in range(12)} | {"short"}
+        assert turns["short"]["passages"] == [] and turns["short"]["text"] in text  # short: shown whole
+        pieces[deep] = {key: sum(map(len, t["passages"])) for key, t in turns.items() if key != "short"}
+        ranks[deep] = {key: t["fused"]["rank"] for key, t in turns.items()}
+        for t in turns.values():  # the map's pieces are the text's
+            assert all(piece in text for piece in t["passages"])
+    assert ranks[150] == ranks[0]
+    first = [key for key in pieces[0] if ranks[0][key] <= 8]
+    below = [key for key in pieces[0] if ranks[0][key] > 8]
+    assert len(first) == 8 and len(below) == 4 and ranks[0]["short"] > 8
+    assert all(250 <= pieces[150][key] == pieces[0][key] <= 300 for key in first)
+    assert all(pieces[150][key] <= 150 and 250 <= pieces[0][key] <= 300 for key in below)
+    _, rows = render(rt, "lea", **{**ask, "max_chars": 0})  # no character budget: every row alike
+    assert all(sum(map(len, t["passages"])) > 1000 for t in rows["turns"] if t["action_id"] != "short")
 
 
 def tracker_chat() -> MemoryGraph:
