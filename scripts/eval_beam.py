@@ -6,7 +6,9 @@ the embedded runtime, cached under `--cache` and resumed chat by chat after an i
 question with evidence ids is asked with `recall.render` (today = the day after the chat's last session)
 at the four budgets of `eval_common.BUDGETS` (24 and 10 TURN rows with the character budget off; 8,000
 characters of rendered text, the default render, and 4,000), and scored: all evidence shown, and the mean
-share of evidence shown; BM25 alone and dense alone at the row budgets on the same turns. The seven
+share of evidence shown; BM25 alone and dense alone at the row budgets on the same turns. Under a character
+budget also what a row count cannot see: whether the things the question's rubric says an answer must
+mention, where an evidence message writes them word for word, are in the rendered text. The seven
 lookup types are reported apart from event_ordering and summarization (11-13 evidence messages on
 average). Each lookup evidence message the 24 rows miss is located once more, in the fused ranking at
 depth (one `explain` call at `DEEP` rows) and in the BM25 and dense rankings of every turn, so the report
@@ -18,8 +20,10 @@ says how far from the rows each miss sits. Writes `README.md`, `details.json` an
 """
 
 import argparse
+import ast
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -40,7 +44,16 @@ from bench_common import (  # noqa: E402
     markdown_table,
     provenance,
 )
-from eval_common import BUDGETS, ROW_BUDGETS, Baselines, UserTurns, budget_label, shown_turns  # noqa: E402
+from eval_common import (  # noqa: E402
+    BUDGETS,
+    ROW_BUDGETS,
+    Baselines,
+    UserTurns,
+    answer_shown,
+    budget_label,
+    literal_answer,
+    shown_turns,
+)
 from longmemeval_cache import ActionVertices, CacheFiles, load_embedded  # noqa: E402
 from longmemeval_scoring import bucket  # noqa: E402
 
@@ -52,6 +65,8 @@ DEEP = 300
 MISS_BUCKETS = ("<= 24", "<= 50", "<= 100", "<= 300", "unranked")
 #: The fused ranking's depths a lookup's whole evidence is looked for within (`ceilings`).
 CEILING_DEPTHS = (24, 50, 100, DEEP)
+#: A rubric item naming what an answer must say ("LLM response should mention: 13 days").
+MENTION = re.compile(r"\bshould\s+(?:mention|include|state|contain)\s*:\s*(.+)$", re.IGNORECASE | re.DOTALL)
 
 
 def parse_chats(text: str) -> list[int]:
@@ -82,17 +97,44 @@ def read_turns(vertices: ActionVertices, chats: Sequence, model: str) -> dict[st
     return users
 
 
+def rubric_mentions(root: Path, chats: Sequence[int]) -> dict[str, list[str]]:
+    """Question key (`beam.BeamQuestion.key`) -> what its rubric says an answer must mention. BEAM writes a
+    rubric as a list or as a list's text."""
+    mentions = {}
+    for chat in chats:
+        probing = json.loads((root / str(chat) / "probing_questions" / "probing_questions.json").read_text())
+        for question_type, items in probing.items():
+            for index, item in enumerate(items):
+                rubric = item.get("rubric") or []
+                if isinstance(rubric, str):
+                    try:
+                        rubric = ast.literal_eval(rubric)
+                    except (ValueError, SyntaxError):
+                        rubric = [rubric]
+                found = [MENTION.search(str(line)) for line in rubric]
+                key = f"beam-{chat}/{question_type}/{index}"
+                mentions[key] = [m[1].strip().rstrip(".") for m in found if m]
+    return mentions
+
+
+def literal_mentions(question, mentions: Sequence[str], texts: dict[str, str]) -> list[str]:
+    """The `mentions` an evidence message of `question` writes word for word
+    (`eval_common.literal_answer`)."""
+    evidence = [texts.get(turn, "") for turn in question.evidence]
+    return [form for m in mentions if (form := literal_answer(m, question.question, evidence)) is not None]
+
+
 def score(evidence: Sequence[str], shown: Sequence[str]) -> tuple[bool, float]:
     hit = len(set(evidence) & set(shown))
     return hit == len(evidence), hit / len(evidence)
 
 
-def ask(runtime, model: str, question, config: dict) -> tuple[list[str], int, float]:
+def ask(runtime, model: str, question, config: dict) -> tuple[list[str], str, float]:
     started = time.perf_counter()
     row = fast_call(runtime, "recall.render", question.user_id, question.question, question.today.isoformat(),
                     {"embedding_model": model, **config})[0]
     elapsed = time.perf_counter() - started
-    return shown_turns(row["recalled"]), len(row["text"]), elapsed
+    return shown_turns(row["recalled"]), row["text"], elapsed
 
 
 def deep_ranks(runtime, model: str, question) -> dict[str, int]:
@@ -114,18 +156,24 @@ def located(missed: Sequence[str], fused: dict[str, int], orders: dict[str, list
 
 
 def evaluate(
-    runtime, model: str, questions: Sequence, baselines: Baselines, lookups: Sequence[str]
+    runtime, model: str, questions: Sequence, baselines: Baselines, lookups: Sequence[str],
+    literals: dict[str, list[str]] | None = None,
 ) -> list[dict]:
-    """Every question at every budget; `lookups`: the types whose misses at 24 rows are located."""
+    """Every question at every budget; `lookups`: the types whose misses at 24 rows are located;
+    `literals`: per question key, the rubric's mentions looked for in the text under a character budget
+    (`literal_mentions`)."""
     entries = []
     for question in tqdm(questions, desc="questions", unit="q"):
         entry = {"key": question.key, "type": question.question_type, "evidence": list(question.evidence),
                  "runs": {}}
+        wanted = (literals or {}).get(question.key, [])
         for name, config in BUDGETS.items():
-            shown, chars, seconds = ask(runtime, model, question, config)
+            shown, text, seconds = ask(runtime, model, question, config)
             complete, share = score(question.evidence, shown)
-            entry["runs"][name] = {"all": complete, "share": share, "turns": len(shown), "chars": chars,
+            entry["runs"][name] = {"all": complete, "share": share, "turns": len(shown), "chars": len(text),
                                    "ms": round(seconds * 1000, 2), "shown": shown}
+            if wanted and name not in ROW_BUDGETS:
+                entry["runs"][name]["mentions"] = [answer_shown(form, text) for form in wanted]
         orders = {"bm25": baselines.bm25_order(question.key), "dense": baselines.dense_order(question.key)}
         for run, order in orders.items():
             for name, rows in ROW_BUDGETS.items():
@@ -153,6 +201,10 @@ def summary(entries: Sequence[dict], groups: dict[str, Sequence[str]]) -> dict:
                 figures["turns"] = round(statistics.mean(v["turns"] for v in values), 1)
                 figures["chars"] = round(statistics.mean(v["chars"] for v in values))
                 figures["ms"] = round(statistics.mean(v["ms"] for v in values), 1)
+                found = [hit for v in values for hit in v.get("mentions", ())]
+                if found:
+                    figures["mentions"] = len(found)
+                    figures["mentions_in_text"] = round(statistics.mean(found), 3)
             out[group][run] = figures
     return out
 
@@ -190,6 +242,18 @@ def ceilings(entries: Sequence[dict], lookups: Sequence[str]) -> dict[str, dict[
                    for depth in CEILING_DEPTHS} for name, ranks in deepest.items()}
 
 
+def _mention_lines(lookup: dict) -> list[str]:
+    """What a row count cannot see: the rubric's mentions in the rendered text (lookups)."""
+    budgets = [run for run in BUDGETS if "mentions" in lookup.get(run, {})]
+    if not budgets:
+        return []
+    found = ", ".join(f"{lookup[run]['mentions_in_text']:.3f} at {budget_label(run)}" for run in budgets)
+    count = lookup[budgets[0]]["mentions"]
+    return [f"The things the lookups' rubrics say an answer must mention, for the {count} an evidence "
+            "message writes word for word (and the question does not), in the rendered text "
+            f"(an evidence row counts as shown whatever piece of it is shown): {found}.", ""]
+
+
 def write_report(folder: Path, info: dict, results: dict, extra: dict, entries: Sequence[dict]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     runs = list(BUDGETS) + [f"{b} {r}" for b in ("bm25", "dense") for r in ROW_BUDGETS]
@@ -216,6 +280,7 @@ def write_report(folder: Path, info: dict, results: dict, extra: dict, entries: 
         "into a row counts), rendered characters, ms per `recall.render` (warm, the question's embedding "
         "included).", "",
         markdown_table(["budget", "turns", "characters", "ms"], sizes), "",
+        *_mention_lines(results.get("lookup", {})),
     ]
     if extra.get("misses"):
         rows = [[name, group["missed"], *group["fused"].values(), group["no_shared_word"]]
@@ -290,7 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     scored = [q for c in selected for q in c.questions if q.evidence and q.question_type != "abstention"]
     users = read_turns(ActionVertices(runtime), selected, model)
     baselines = Baselines(users, {q.key: (q.user_id, q.question) for q in scored}, model)
-    entries = evaluate(runtime, model, scored, baselines, beam.LOOKUP_TYPES)
+    texts = {turn.action_id: turn.text for chat in selected for turn in chat.turns}
+    mentions = rubric_mentions(args.data, chats)
+    literals = {q.key: literal_mentions(q, mentions.get(q.key, []), texts) for q in scored}
+    entries = evaluate(runtime, model, scored, baselines, beam.LOOKUP_TYPES, literals)
     groups = {"lookup": beam.LOOKUP_TYPES, "gathering": beam.GATHERING_TYPES,
               "all": beam.LOOKUP_TYPES + beam.GATHERING_TYPES,  # every question scored (evidence ids)
               **{t: (t,) for t in beam.QUESTION_TYPES if t != "abstention"}}

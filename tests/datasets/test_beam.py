@@ -26,9 +26,13 @@ CHATS = {
                            "Start with the 2020 survey data from the northern reefs.")])],
 }
 QUESTIONS = {
-    1: {"information_extraction": [{"question": "Which Node.js version did I pin?", "source_chat_ids": [0]}],
+    1: {"information_extraction": [{"question": "Which Node.js version did I pin?", "source_chat_ids": [0],
+                                    "rubric": ["LLM response should mention: v18.15.0"]}],
         "temporal_reasoning": [{"question": "Which database did I move my messages to, and what did I cache?",
-                                "source_chat_ids": {"first_event": [4], "second_event": [6]}}],
+                                "source_chat_ids": {"first_event": [4], "second_event": [6]},
+                                # as BEAM writes some: a list's text; "Redis sessions" is no message's words
+                                "rubric": "['LLM response should mention: PostgreSQL 15', "
+                                          "'LLM response should state: Redis sessions']"}],
         "summarization": [{"question": "Summarize my deployment setup.", "source_chat_ids": [0, 1, 2, 3]}],
         "abstention": [{"question": "What did my manager say?", "source_chat_ids": None}]},
     2: {"information_extraction": [{"question": "Which sea do I study?", "source_chat_ids": [0]}]},
@@ -86,8 +90,12 @@ def test_the_evaluation_runs_end_to_end_and_scores_each_budget(tmp_path, monkeyp
         assert 0 <= details["lookup"][run]["share"] <= 1
     assert details["lookup"]["24"]["all_evidence"] == 1.0  # 8 messages: all of them fit in 24 rows
     assert details["lookup"]["4000c"]["chars"] <= 4000
+    at_default = details["lookup"]["8000c"]
+    assert at_default["mentions"] == 2 and at_default["mentions_in_text"] == 1.0
+    assert "mentions" not in details["lookup"]["24"]  # a row budget's rows are not a text
     entries = [json.loads(line) for line in (results / "questions.jsonl").read_text().splitlines()]
     assert {e["key"].split("/")[0] for e in entries} == {"beam-1"}
     assert all(set(e["runs"]["24"]["shown"]) <= {f"beam-1-{i}" for i in range(8)} for e in entries)
     report = (results / "README.md").read_text()
     assert "| lookup | 2 |" in report and "| 8,000 chars |" in report and "bm25 24 rows" in report
+    assert "must mention, for the 2 an evidence message writes word for word" in report
