@@ -85,17 +85,11 @@ class RenderContext:
         are the likeliest answers and keep their full pieces; the rows below are a wider net, and
         shorter pieces of long messages let the budget reach further down the ranking (BEAM's long
         chats, docs/benchmarks). A text the full piece shows whole stays whole (cut, a short message
-        loses its point: LoCoMo's answers did). A question that gathers or sweeps shows short pieces
-        already."""
+        loses its point: LoCoMo's answers did). Never longer than the full piece: a sweep's are
+        shorter already."""
         full = self.piece_chars
-        if (
-            self.max_chars is None
-            or not self.deep_piece_chars
-            or shown_above < FULL_PIECE_ROWS
-            or len(text) <= full
-            or self.gather_piece_chars
-            or self.sweep_piece_chars
-        ):
+        deep = self.max_chars is not None and self.deep_piece_chars and shown_above >= FULL_PIECE_ROWS
+        if not deep or len(text) <= full:
             return full
         return min(full, max(self.deep_piece_chars, full // 2))
 
