@@ -122,6 +122,12 @@ def literal_answer(answer: str | None, question: str, evidence_texts: Sequence[s
     return form
 
 
+def action_texts(elements: Sequence[Mapping]) -> dict[str, str]:
+    """Each message's text by its action id, from a graph's elements (`export_util.json` items)."""
+    return {item["properties"]["action_id"]: item["properties"].get("text", "") for item in elements
+            if "action_id" in item.get("properties", {})}
+
+
 def answer_shown(literal: str, rendered: str) -> bool:
     """Whether a rendered text holds `literal` (a `literal_answer`)."""
     return literal in _answer_form(rendered)

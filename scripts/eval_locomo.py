@@ -46,6 +46,7 @@ from eval_common import (  # noqa: E402
     SIGNALS,
     Baselines,
     UserTurns,
+    action_texts,
     answer_shown,
     literal_answer,
     row_heads,
@@ -442,8 +443,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         per_user: Counter = Counter()
         scored = [q for q in scored if (per_user.update([q.user_id]) or per_user[q.user_id] <= args.limit)]
     baselines = Baselines(users, {key_of(q): (q.user_id, q.question) for q in scored}, model)
-    texts = {item["properties"]["action_id"]: item["properties"].get("text", "") for item in data.elements
-             if "action_id" in item.get("properties", {})}
+    texts = action_texts(data.elements)
     literals = {key_of(q): literal for q in scored
                 if (literal := literal_answer(q.answer, q.question, [texts.get(e, "") for e in q.evidence]))}
     recall = Recall(runtime, model, by_minute, {key: v.tolist() for key, v in baselines.vectors.items()},

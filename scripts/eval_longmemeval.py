@@ -42,6 +42,7 @@ from eval_common import (  # noqa: E402
     SIGNALS,
     Baselines,
     UserTurns,
+    action_texts,
     answer_shown,
     literal_answer,
     row_heads,
@@ -269,8 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     baselines = Baselines(users, {q.user_id: (q.user_id, q.question) for q in scored}, model)
     recall = Recall(runtime, model, by_minute)
     load = os.getloadavg()
-    texts = {item["properties"]["action_id"]: item["properties"].get("text", "") for item in data.elements
-             if "action_id" in item.get("properties", {})}
+    texts = action_texts(data.elements)
     literals = {q.user_id: literal_answer(q.answer, q.question, [texts.get(a, "") for a in q.evidence])
                 for q in scored}
     outcomes = {q.user_id: evaluate(q, recall, baselines, literals[q.user_id])
