@@ -146,7 +146,8 @@ def test_assistant_only_evidence_is_shown_but_skipped_by_longmemeval(scored):
     assert shown["recall"]["24"]["all"]["all_evidence"] == 1.0
     assert shown["recall"]["24"]["single-session-assistant"] == {
         "all_evidence": 1.0, "any_evidence": 1.0, "evidence_recall": 1.0, "answer_sessions": 1.0,
-        "sessions": 4.0, "chars": 2400.0, "turn_rows": 11.0, "n": 1}
+        "sessions": 4.0, "chars": 2400.0, "turn_rows": 11.0, "n": 1,
+        "answer_in_text": None, "answers": 0}  # no literal answer looked for (and a row budget has no text)
     assert set(shown["recall"]) == {"24", "10", "8000c", "4000c"} and set(shown["bm25"]) == {"24", "10"}
     assert shown["recall"]["4000c"]["all"]["all_evidence"] == 0.0  # the evidence is last: not in the first 5
     assert shown["recall"]["8000c"]["all"]["chars"] == 3000.0
