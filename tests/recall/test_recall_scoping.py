@@ -363,8 +363,9 @@ def _token(row: str, prefix: str) -> str:
 class Owned:
     """One graph's ownership oracle and the element behind each numbered text, for checking rows."""
 
-    def __init__(self, elements: list[dict], attribute: bool) -> None:
+    def __init__(self, elements: list[dict], attribute: bool, held_prose: dict | None = None) -> None:
         self.attribute = attribute
+        self.held_prose = held_prose or {}  # (vertex id, text) -> a prose vector once written current for it
         self.nodes = {e["id"]: e for e in elements if e["type"] == "node"}
         self.texts = {  # by a text's number ("msg12"): a message holding code has more after it
             text.split()[0]: e["id"]
@@ -389,8 +390,13 @@ class Owned:
             if kind == "turns":  # the text too: ids repeat across databases, texts do not
                 assert self.texts[_token(row["text"], "msg")] == element.id, (user, row)
                 if row["lane"] == "turns":
-                    expected = float(np.dot(scored_vector(self.nodes[element.id]["properties"]), EVERYTHING))
-                    assert row["score"] == pytest.approx(expected, abs=1e-5), (user, row)
+                    props = self.nodes[element.id]["properties"]
+                    allowed = [scored_vector(props)]
+                    # a current prose vector, later overwritten by one from an older text: a cache that
+                    # picked it up keeps it while the text reads the same (docs/cache.md: not its vectors)
+                    allowed += [v for v in [self.held_prose.get((element.id, props.get("text")))] if v]
+                    scores = [float(np.dot(vector, EVERYTHING)) for vector in allowed]
+                    assert any(row["score"] == pytest.approx(x, abs=1e-5) for x in scores), (user, row)
             elif kind == "facts":
                 assert self.fact_texts.get(row["text"], element.id) == element.id, (user, row)
         embedded_turns = {x for x in owns["turns"] if self.nodes[x]["properties"].get("passage_embeddings")}
@@ -632,6 +638,7 @@ class Writer:
 
     def __init__(self, store, draw_index) -> None:
         self.store, self.pick, self.texts, self.free = store, draw_index, 0, []
+        self.held_prose: dict[tuple[int, str], list[float]] = {}  # (vertex id, text) -> a current one
 
     def text(self, code: bool = False) -> str:
         self.texts += 1
@@ -651,6 +658,8 @@ class Writer:
             for key, value in (("prose_embedding", axis(PROSE_AXIS)), ("prose_embedding_model", MODEL),
                                ("prose_digest", prose_digest(made_from))):
                 self.store.set_vertex_property(action, key, value)
+        if made_from == prose:
+            self.held_prose[(action, text)] = axis(PROSE_AXIS)
 
     def coded(self) -> list[int]:
         return [i for i in self.of("Action") if "```" in str(self.store.get_vertex(i).props.get("text"))]
@@ -757,7 +766,7 @@ def test_no_row_of_another_user_ever_appears_under_generated_writes(data, unique
     writer = Writer(rt.store, lambda options: data.draw(st.sampled_from(options)))
     for write in data.draw(st.lists(st.sampled_from(WRITES), min_size=3, max_size=12)):
         writer.apply(write)
-        owned = Owned(store_elements(rt.store), attributed(rt.store))
+        owned = Owned(store_elements(rt.store), attributed(rt.store), writer.held_prose)
         user = data.draw(st.sampled_from(sorted(owned.users)))
         form = data.draw(st.sampled_from(["string", "node", "fast"]))
         procedure = data.draw(st.sampled_from(["recall.render", "recall.lanes"]))
@@ -767,7 +776,7 @@ def test_no_row_of_another_user_ever_appears_under_generated_writes(data, unique
         else:
             owned.check_render(user, rows[0]["text"], rows[0]["recalled"])
     time.sleep(0.35)
-    owned = Owned(store_elements(rt.store), attributed(rt.store))
+    owned = Owned(store_elements(rt.store), attributed(rt.store), writer.held_prose)
     for _ in range(sweep_cycle_calls(rt.store)):  # the string form's bound for new users: one sweep cycle
         rt.call("recall.lanes", "nobody", QUESTION, {"query_vector": EVERYTHING})
     for user in sorted(owned.users):
