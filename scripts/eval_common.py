@@ -133,6 +133,18 @@ def answer_shown(literal: str, rendered: str) -> bool:
     return literal in _answer_form(rendered)
 
 
+def answer_line(at: Mapping, half: Mapping, questions: str, holder: str) -> str:
+    """A report's line on the answers in the text: `at` / `half` the 8,000 / 4,000 characters' summaries
+    (`answers`, `answer_in_text`), `questions` what was asked ("questions"), `holder` what says the
+    answer ("message", "turn")."""
+    if not at["answers"]:
+        return f"- None of the {questions}' answers is written word for word in an evidence {holder}."
+    return (f"- The answer itself in the rendered text, for the {at['answers']} {questions} whose answer an "
+            f"evidence {holder} holds word for word (and the question does not; an evidence row counts as "
+            f"shown whatever piece of it is shown): {at['answer_in_text']:.3f} at 8,000 characters, "
+            f"{half['answer_in_text']:.3f} at 4,000.")
+
+
 @dataclass
 class UserTurns:
     """One user's turns as the baselines see them: texts, and passage vectors grouped per turn."""

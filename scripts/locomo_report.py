@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from bench_common import markdown_table, provenance_lines
-from eval_common import budget_label
+from eval_common import answer_line, budget_label
 
 GROUP_ORDER = ("1-4", "1", "2", "3", "4", "5")
 
@@ -101,17 +101,6 @@ def plot(path: Path, side: dict[str, dict], model: str) -> None:
     plt.close(fig)
 
 
-def _answer_line(head: dict) -> str:
-    """The headline's check of what a row count cannot see: the answer itself in the rendered text."""
-    at, half = head["8000c"]["1-4"], head["4000c"]["1-4"]
-    if not at["answers"]:
-        return "- No category 1-4 answer is written word for word in an evidence message."
-    return (f"- The answer itself in the rendered text, for the {at['answers']} category 1-4 questions whose "
-            "answer an evidence message holds word for word (and the question does not; an evidence row "
-            f"counts as shown whatever piece of it is shown): {at['answer_in_text']:.3f} at 8,000 "
-            f"characters, {half['answer_in_text']:.3f} at 4,000.")
-
-
 def write_report(out_dir: Path, info: dict, results: dict, extra: dict, questions: list[dict],
                  model: str = "all-MiniLM-L6-v2") -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -143,7 +132,7 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, question
         f"at 8,000 characters, {head['4000c']['1-4']['all_evidence_or_facts']:.3f} at 4,000 (categories "
         f"1-4; {head['8000c']['1-4']['fact_rows']:.1f} / {head['4000c']['1-4']['fact_rows']:.1f} FACT rows "
         "on average).",
-        _answer_line(head),
+        answer_line(head["8000c"]["1-4"], head["4000c"]["1-4"], "category 1-4 questions", "message"),
         f"- With the speaker signal off (agent memory often has only `user` and `assistant`): "
         f"{side['recall, speaker off']['24']['1-4']['all_evidence']:.3f} / "
         f"{side['recall, speaker off']['10']['1-4']['all_evidence']:.3f}.", "",

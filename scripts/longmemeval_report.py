@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from bench_common import markdown_table, provenance_lines
-from eval_common import budget_label
+from eval_common import answer_line, budget_label
 
 RUN_NAMES = {"recall": "recall", "bm25": "BM25 alone", "dense": "dense alone"}
 LEVELS = ("turn", "session")
@@ -196,17 +196,6 @@ def plot(path: Path, shown: dict) -> None:
     plt.close(fig)
 
 
-def _answer_line(head: dict) -> str:
-    """What a row count cannot see: the answer itself in the rendered text."""
-    at, half = head["8000c"]["all"], head["4000c"]["all"]
-    if not at["answers"]:
-        return "- No answer is written word for word in an evidence turn."
-    return (f"- The answer itself in the rendered text, for the {at['answers']} questions whose answer an "
-            "evidence turn holds word for word (and the question does not; an evidence row counts as shown "
-            f"whatever piece of it is shown): {at['answer_in_text']:.3f} at 8,000 characters, "
-            f"{half['answer_in_text']:.3f} at 4,000.")
-
-
 def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries: list[dict]) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     shown, lme = results["shown"], results["longmemeval"]
@@ -234,7 +223,7 @@ def write_report(out_dir: Path, info: dict, results: dict, extra: dict, entries:
         f"**{head['8000c']['all']['all_evidence']:.3f}** ({head['8000c']['all']['turn_rows']:.1f} TURN rows, "
         f"{head['8000c']['all']['chars']:.0f} characters on average); at 4,000 characters "
         f"**{head['4000c']['all']['all_evidence']:.3f}**.",
-        _answer_line(head),
+        answer_line(head["8000c"]["all"], head["4000c"]["all"], "questions", "turn"),
         f"- With the character budget off: **{head['24']['all']['all_evidence']:.3f}** at 24 TURN rows "
         f"({n24} of "
         f"{head['24']['all']['n']}), **{head['10']['all']['all_evidence']:.3f}** at 10; BM25 alone "
