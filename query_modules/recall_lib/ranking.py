@@ -20,9 +20,10 @@ the TURN rows are the best `budget` turns of one score, not fixed widths per lan
                                     and role lifts)
                                  x other_side_spill  when the question asks one side and t is
                                                      on the other (`other_side_shares`)
-               + opener_boost x (the best base among the other candidates of t's session, up to
-                                 OPENER_REACH turns after t; in a session of at most
-                                 ONE_TOPIC_TURNS turns, all of them)
+               + opener_boost x (the best base among the other candidates of t's session: in a
+                                 session of at most ONE_TOPIC_TURNS turns, all of them; in a
+                                 longer one, for a question that sweeps a topic, those up to
+                                 OPENER_REACH turns after t)
                                  when t opens its session on the side the question asks
                + rule_boost x (the best base among the candidates up to RULE_REACH turns after t
                                in its session, with their speaker, role and date lifts)
@@ -80,10 +81,10 @@ from .question import USER_TURNS
 SESSION_TOP = 3
 #: How far (turns before or after, in the same session) a strong hit lends part of its score.
 NEIGHBOUR_REACH = 2
-#: How far into its session (turns after the first) a hit still lifts the session's opening...
-OPENER_REACH = 6
-#: ...unless the session is this short (ten exchanges): then it is taken to keep to its opening's topic.
+#: A session this short (ten exchanges) is taken to keep to its opening's topic: any hit lifts the opening...
 ONE_TOPIC_TURNS = 20
+#: ...in a longer one, for a question that sweeps a topic, a hit this far into it (turns after the first).
+OPENER_REACH = 6
 #: How many turns before a request (in its session) a rule it applies may stand: the rule, the
 #: assistant's acknowledgement, the request.
 RULE_REACH = 2
@@ -143,6 +144,7 @@ class TurnFacts:
     roles: Sequence[str] = ()  # action_type per turn (user_message, assistant_message, ...)
     openers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # see session_openers
     near_opening: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # see session_openers
+    one_topic: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # see session_openers
 
 
 class Lift(NamedTuple):
@@ -194,15 +196,18 @@ def neighbour_links(sessions: np.ndarray, order: np.ndarray | None = None) -> tu
     return previous, following
 
 
-def session_openers(sessions: np.ndarray, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def session_openers(
+    sessions: np.ndarray, order: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For turns in time order: the index of the first turn of the same session (-1 for a turn of an
-    unknown session), and whether a hit at the turn lifts that opening (`opener_lift`): it is at most
-    `OPENER_REACH` turns after it, or its session has at most `ONE_TOPIC_TURNS`. `order`:
-    `session_order(sessions)`, when the caller has it."""
+    unknown session), whether the turn is at most `OPENER_REACH` turns after it, and whether its session
+    has at most `ONE_TOPIC_TURNS` (what `opener_lift` reads). `order`: `session_order(sessions)`, when
+    the caller has it."""
     n = len(sessions)
-    openers, near = np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=bool)
+    openers = np.full(n, -1, dtype=np.int64)
+    near, one_topic = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     if not n:
-        return openers, near
+        return openers, near, one_topic
     order = session_order(sessions) if order is None else order
     grouped = sessions[order]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
@@ -210,27 +215,33 @@ def session_openers(sessions: np.ndarray, order: np.ndarray | None = None) -> tu
     known = grouped >= 0
     openers[order] = np.where(known, np.repeat(order[starts], lengths), -1)
     places = np.arange(n) - np.repeat(starts, lengths)
-    near[order] = known & ((places <= OPENER_REACH) | (np.repeat(lengths, lengths) <= ONE_TOPIC_TURNS))
-    return openers, near
+    near[order] = known & (places <= OPENER_REACH)
+    one_topic[order] = known & (np.repeat(lengths, lengths) <= ONE_TOPIC_TURNS)
+    return openers, near, one_topic
 
 
 def opener_lift(
-    candidates: np.ndarray, base: np.ndarray, facts: TurnFacts, role: str
+    candidates: np.ndarray, base: np.ndarray, facts: TurnFacts, role: str, sweeps: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """The first turns of the candidates' sessions that are on the asked `role`'s side (ascending), each
-    with the best base among the other candidates of its session near enough to lift it
-    (`session_openers`: its first `OPENER_REACH` turns after it, the whole of a short session).
+    with the best base among the other candidates of its session that lift it (`session_openers`: all
+    of a short session; of a longer one, for a question that `sweeps` a topic, its first `OPENER_REACH`
+    turns after it).
 
     Why: in a conversation with an assistant the user's opening message says what the conversation is
     about ("I just replaced the kitchen faucet, ..."): it states the fact, and the turns that follow
     discuss it at length and match the question better. A hit in the exchanges after it is evidence
     that its opening says what was asked; the neighbour lift reaches only two turns, not the opening of
-    a conversation. A hit deep in a long session is not: a session of a hundred turns (a day's coding
-    chat) moves on from its opening, which would otherwise be lifted for every topic the day touched;
-    a session of a few exchanges keeps to it.
+    a conversation. A hit in a long session is not, for a question that asks for one thing: a session
+    of a hundred turns (a day's coding chat) moves on from its opening, a request among many that
+    would take a row from the asked thing's own turns for every topic the day touched; a session of a
+    few exchanges keeps to it. A question that sweeps a topic ("in what order did I bring up ...", a
+    summary) asks where its topics came up, and a long session's opening is where the topic its first
+    exchanges work on was brought up.
     """
     firsts = facts.openers[candidates]
-    keep = (firsts >= 0) & (firsts != candidates) & facts.near_opening[candidates]
+    lifting = facts.one_topic[candidates] | (sweeps & facts.near_opening[candidates])
+    keep = (firsts >= 0) & (firsts != candidates) & lifting
     firsts, best = distinct_max(firsts[keep], base[keep])
     asked = _equal(facts.roles, firsts, role)
     return firsts[asked], best[asked]
@@ -463,7 +474,7 @@ def rank_turns(
         spill_turns, spill = spill_turns[lifted], spill[lifted]
     open_turns, opened = np.zeros(0, dtype=np.int64), np.zeros(0)
     if role is not None and weights.role_boost and weights.opener_boost and len(facts.openers):
-        open_turns, opened = opener_lift(candidates, spill_base, facts, role)
+        open_turns, opened = opener_lift(candidates, spill_base, facts, role, sweeps)
         opened = weights.opener_boost * opened
         lifted = (opened > 0) & allowed[open_turns]
         open_turns, opened = open_turns[lifted], opened[lifted]

@@ -166,7 +166,7 @@ def searched_texts(texts: Iterable[str]) -> list[str]:
 def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
     order = session_order(turn_filter.session)
     previous, following = neighbour_links(turn_filter.session, order)
-    openers, near_opening = session_openers(turn_filter.session, order)
+    openers, near_opening, one_topic = session_openers(turn_filter.session, order)
     return TurnFacts(
         turn_filter.session,
         turn_filter.epoch,
@@ -176,6 +176,7 @@ def _turn_facts(turns: TurnTable, turn_filter: FilterArrays) -> TurnFacts:
         turns.action_types,
         openers,
         near_opening,
+        one_topic,
     )
 
 

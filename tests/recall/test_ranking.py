@@ -37,8 +37,11 @@ def conversation(sessions: list[str], speakers: list[str] | None = None, days: l
     )
     previous, following = neighbour_links(codes)
     speakers = speakers or ["user"] * len(sessions)
-    openers, near_opening = session_openers(codes)
-    return TurnFacts(codes, epoch, previous, following, speakers, openers=openers, near_opening=near_opening)
+    openers, near_opening, one_topic = session_openers(codes)
+    return TurnFacts(
+        codes, epoch, previous, following, speakers, openers=openers, near_opening=near_opening,
+        one_topic=one_topic,
+    )
 
 
 def order(lanes, facts, w, budget=10, allowed=None, **signals):
@@ -227,14 +230,16 @@ def test_session_spread_gives_a_gathering_question_other_sessions_best_turns():
     assert factors == {0: [], 3: [], 1: [pytest.approx(0.5)], 2: [pytest.approx(1 / 3)]}
 
 
-def test_session_openers_name_each_sessions_first_turn_and_the_turns_near_it():
-    openers, near = session_openers(np.array([0, 0, 1, 0, 1, -1, 2]))
+def test_session_openers_name_each_sessions_first_turn_the_turns_near_it_and_short_sessions():
+    openers, near, one_topic = session_openers(np.array([0, 0, 1, 0, 1, -1, 2]))
     assert openers.tolist() == [0, 0, 2, 0, 2, -1, 6]  # sessions 0 and 1 interleave in time
     assert near.tolist() == [True] * 5 + [False, True]  # a turn of no known session is near nothing
+    assert one_topic.tolist() == [True] * 5 + [False, True]
     long = np.zeros(ONE_TOPIC_TURNS + 1, dtype=np.int64)
-    assert np.flatnonzero(~session_openers(long)[1]).tolist() == list(range(OPENER_REACH + 1, len(long)))
-    assert session_openers(long[:ONE_TOPIC_TURNS])[1].all()  # a short session: every turn
-    assert [part.tolist() for part in session_openers(np.zeros(0, dtype=np.int64))] == [[], []]
+    _, near, one_topic = session_openers(long)
+    assert np.flatnonzero(~near).tolist() == list(range(OPENER_REACH + 1, len(long))) and not one_topic.any()
+    assert session_openers(long[:ONE_TOPIC_TURNS])[2].all()  # a short session: every turn
+    assert [part.tolist() for part in session_openers(np.zeros(0, dtype=np.int64))] == [[], [], []]
 
 
 def test_opener_boost_lifts_the_asked_sides_opening_of_a_session_with_a_hit():
@@ -254,15 +259,18 @@ def test_opener_boost_lifts_the_asked_sides_opening_of_a_session_with_a_hit():
     assert order(lanes, facts, w, budget=2, allowed=not_allowed, role="user_message") == [4, 5]
 
 
-def test_a_hit_deep_in_a_long_session_does_not_lift_its_opening():
+def test_a_hit_in_a_long_session_lifts_its_opening_only_for_a_sweep_and_only_near_it():
     # One session of the user's turns longer than ONE_TOPIC_TURNS. A hit OPENER_REACH turns in lifts
-    # its opening (0); one three turns further does not, unless the session is short.
+    # its opening (0) for a question that sweeps a topic, not for one asking one thing; a hit three
+    # turns further lifts it for neither, unless the session is short.
     facts = conversation(["a"] * (ONE_TOPIC_TURNS + 1))
     facts = replace(facts, roles=["user_message"] * len(facts.speakers))
     w = weights(role_boost=0.1, opener_boost=2.0)
     near, far = OPENER_REACH, OPENER_REACH + 3
-    assert order({"text": [near]}, facts, w, budget=2, role="user_message") == [0, near]
-    assert order({"text": [far]}, facts, w, budget=2, role="user_message") == [far]
+    sweep = {"gathers": True, "sweeps": True}
+    assert order({"text": [near]}, facts, w, budget=2, role="user_message", **sweep) == [0, near]
+    assert order({"text": [near]}, facts, w, budget=2, role="user_message") == [near]
+    assert order({"text": [far]}, facts, w, budget=2, role="user_message", **sweep) == [far]
     short = conversation(["a"] * ONE_TOPIC_TURNS)
     short = replace(short, roles=["user_message"] * len(short.speakers))
     assert order({"text": [far]}, short, w, budget=2, role="user_message") == [0, far]
