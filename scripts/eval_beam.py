@@ -49,6 +49,7 @@ from eval_common import (  # noqa: E402
     ROW_BUDGETS,
     Baselines,
     UserTurns,
+    action_texts,
     answer_shown,
     budget_label,
     literal_answer,
@@ -355,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scored = [q for c in selected for q in c.questions if q.evidence and q.question_type != "abstention"]
     users = read_turns(ActionVertices(runtime), selected, model)
     baselines = Baselines(users, {q.key: (q.user_id, q.question) for q in scored}, model)
-    texts = {turn.action_id: turn.text for chat in selected for turn in chat.turns}
+    texts = action_texts(data.elements)
     mentions = rubric_mentions(args.data, chats)
     literals = {q.key: literal_mentions(q, mentions.get(q.key, []), texts) for q in scored}
     entries = evaluate(runtime, model, scored, baselines, beam.LOOKUP_TYPES, literals)
