@@ -54,14 +54,14 @@ GRID = {
     "speaker_boost": (0.5, 1.0, 2.0),
     "date_boost": (0.5, 1.0, 2.0),
     "other_side_spill": (0.0, 0.25, 0.5),
-    "session_spread": (0.0, 0.5, 1.0),
+    "session_spread": (0.0, 0.2, 0.5),
     "opener_boost": (0.0, 1.0, 2.0),
     "rule_boost": (0.0, 1.0, 2.0),
     "feedback_turns": (0, 5, 10),
     "score_share": (0.0, 0.3, 0.5),
 }
 DEFAULTS = {"role_boost": 2.0, "session_boost": 0.2, "neighbour_boost": 0.5, "speaker_boost": 1.0,
-            "date_boost": 1.0, "other_side_spill": 0.25, "session_spread": 0.5, "opener_boost": 2.0,
+            "date_boost": 1.0, "other_side_spill": 0.25, "session_spread": 0.2, "opener_boost": 2.0,
             "rule_boost": 1.0, "feedback_turns": 5, "score_share": 0.3}
 
 

@@ -72,11 +72,11 @@ GRID = {
     "session_boost": (0.1, 0.2, 0.3),
     "neighbour_boost": (0.35, 0.5, 0.65),
     "date_boost": (0.5, 1.0, 2.0),
-    "session_spread": (0.0, 0.5, 1.0),
+    "session_spread": (0.0, 0.2, 0.5),
     "feedback_turns": (0, 3, 5, 10),
 }
 DEFAULTS = {"fusion_k": 5, "fusion_depth": 300, "speaker_boost": 1.0, "session_boost": 0.2,
-            "neighbour_boost": 0.5, "date_boost": 1.0, "session_spread": 0.5,
+            "neighbour_boost": 0.5, "date_boost": 1.0, "session_spread": 0.2,
             "feedback_turns": 5}
 #: Lanes asked how deep each evidence turn sits in them (per-question file): their top this many.
 LANE_DEPTH = 200

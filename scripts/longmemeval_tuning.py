@@ -20,12 +20,12 @@ GRID = {
     "neighbour_boost": (0.35, 0.5, 0.65),
     "fusion_k": (5, 10),
     "other_side_spill": (0.0, 0.25, 1.0),
-    "session_spread": (0.0, 0.5, 1.0),
+    "session_spread": (0.0, 0.2, 0.5),
     "opener_boost": (0.0, 1.0, 2.0, 3.0),
     "feedback_turns": (0, 3, 5, 10),
 }
 DEFAULTS = {"role_boost": 2.0, "session_boost": 0.2, "neighbour_boost": 0.5, "fusion_k": 5,
-            "other_side_spill": 0.25, "session_spread": 0.5, "opener_boost": 2.0,
+            "other_side_spill": 0.25, "session_spread": 0.2, "opener_boost": 2.0,
             "feedback_turns": 5}
 
 

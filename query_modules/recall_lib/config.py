@@ -64,7 +64,7 @@ class RecallConfig:
     date_boost: float = 1.0
     role_boost: float = 2.0
     other_side_spill: float = 0.25
-    session_spread: float = 0.5
+    session_spread: float = 0.2
     sweep_spread: float = 0.05
     exchange_share: float = 1.0  # a summary: the share of a turn's score the other half of its exchange gets
     opener_boost: float = 2.0

@@ -379,9 +379,11 @@ def other_side_shares(turns: np.ndarray, roles: Sequence[str], role: str, share:
 def session_spread(turns: np.ndarray, score: np.ndarray, sessions: np.ndarray, weight: float) -> np.ndarray:
     """Per turn: 1 / (1 + weight x the number of turns of its session that score above it).
 
-    Why: for a question that gathers several occasions each session holds one piece, so a session's
+    Why: for a question that gathers several occasions a session mostly holds one piece, so a session's
     second, third, ... turn is worth less than another session's best; ranked plainly, the session of
-    the best hit fills the rows. Turns of an unknown session (-1) are not discounted.
+    the best hit fills the rows. Mostly, not always: one conversation may tell two of the pieces, so the
+    default weight is mild (`config.RecallConfig.session_spread`). Turns of an unknown session (-1) are
+    not discounted.
     """
     order = np.lexsort((turns, -score))  # the plain ranking, ties to the earlier turn
     ranked_sessions = sessions[turns[order]]
